@@ -1,0 +1,52 @@
+"""Command line: ``python -m autograde compile`` and ``python -m autograde grade``."""
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from .course import assignment_ids
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Parse `argv` and run the chosen command; returns the exit status."""
+    parser = argparse.ArgumentParser(prog="python -m autograde", description=__doc__)
+    commands = parser.add_subparsers(dest="command", required=True)
+
+    comp = commands.add_parser("compile", help="regenerate exercises/<a>/<a>.ipynb from solutions/<a>/<a>.py")
+    comp.add_argument("assignments", nargs="*", help="assignment ids (default: all)")
+
+    grd = commands.add_parser("grade", help="autograde a folder of submissions into scores.csv and grades.csv")
+    grd.add_argument("submissions", type=Path, help="folder laid out as <student_id>/<assignment_id>/<assignment_id>.ipynb")
+    grd.add_argument("--out", type=Path, required=True, help="output folder for scores.csv, grades.csv and nbgrader's work")
+    grd.add_argument("--assignment", action="append", dest="assignments", help="grade only this assignment (repeatable)")
+    grd.add_argument("--quiet", action="store_true", help="no progress bar")
+
+    args = parser.parse_args(argv)
+    known = assignment_ids()
+    chosen = getattr(args, "assignments", None) or known
+    unknown = sorted(set(chosen) - set(known))
+    if unknown:
+        parser.error(f"unknown assignment(s): {', '.join(unknown)} (known: {', '.join(known)})")
+
+    if args.command == "compile":
+        from .compile import compile_assignments, write_nbgrader_sources
+
+        for path in compile_assignments(chosen) + write_nbgrader_sources(chosen):
+            print(f"wrote {path}")
+        return 0
+
+    from .grade import grade
+
+    if not args.submissions.is_dir():
+        parser.error(f"{args.submissions} is not a folder")
+    rows = grade(args.submissions, args.out, chosen, progress=not args.quiet)
+    submissions = {(r.student_id, r.assignment) for r in rows}
+    problems = sum(r.status in ("error", "timeout", "missing") for r in rows)
+    print(f"graded {len(submissions)} submission(s); {problems} test cell(s) with errors, timeouts or missing notebooks")
+    print(f"wrote {args.out / 'scores.csv'} and {args.out / 'grades.csv'}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,91 @@
+"""Where things are, and an nbgrader course directory built from the sources."""
+from __future__ import annotations
+
+import functools
+import os
+import shutil
+import sys
+from pathlib import Path
+
+import jupytext
+import nbformat
+import nbgrader.api
+from nbgrader.apps import NbGraderAPI
+from nbgrader.coursedir import CourseDirectory
+from traitlets.config import Config, PyFileConfigLoader
+
+REPO = Path(__file__).resolve().parent.parent
+SOLUTIONS = REPO / "solutions"
+EXERCISES = REPO / "exercises"
+NBGRADER_CONFIG = Path(__file__).resolve().parent / "nbgrader_config.py"
+
+# nbgrader runs the `alembic` command of its own environment each time it opens
+# a gradebook: make it findable when the venv is not activated, and ask once.
+_bin = str(Path(sys.executable).parent)
+if _bin not in os.environ.get("PATH", "").split(os.pathsep):
+    os.environ["PATH"] = _bin + os.pathsep + os.environ.get("PATH", "")
+nbgrader.api.get_alembic_version = functools.lru_cache(maxsize=None)(nbgrader.api.get_alembic_version)
+
+
+def assignment_ids() -> list[str]:
+    """The assignment ids that have a source ``solutions/<a>/<a>.py``, sorted."""
+    return sorted(p.parent.name for p in SOLUTIONS.glob("*/*.py") if p.stem == p.parent.name)
+
+
+def source_notebook(assignment: str) -> nbformat.NotebookNode:
+    """The instructor notebook of `assignment`, read from its jupytext source.
+
+    Cell ids are made deterministic (the nbgrader grade id, else the cell's
+    position) so that compiling twice gives byte-identical notebooks.
+    """
+    path = SOLUTIONS / assignment / f"{assignment}.py"
+    if not path.is_file():
+        raise FileNotFoundError(f"no source for assignment {assignment!r}: {path} does not exist")
+    nb = jupytext.read(path)
+    for index, cell in enumerate(nb.cells):
+        grade_id = cell.metadata.get("nbgrader", {}).get("grade_id")
+        cell.id = grade_id or f"cell-{index}"
+    return nb
+
+
+def nbgrader_config(root: Path) -> Config:
+    """This course's nbgrader configuration, with the course directory moved to `root`.
+
+    Everything lives under `root` (source/, release/, submitted/, autograded/,
+    feedback/, gradebook.db), so nothing in the repository is touched.
+    """
+    config = PyFileConfigLoader(NBGRADER_CONFIG.name, path=str(NBGRADER_CONFIG.parent)).load_config()
+    course = config.CourseDirectory
+    course.root = str(root)
+    for name in ("source", "release", "submitted", "autograded", "feedback"):
+        course[f"{name}_directory"] = name
+    course.db_url = f"sqlite:///{root / 'gradebook.db'}"
+    return config
+
+
+def nbgrader_api(root: Path) -> NbGraderAPI:
+    """An nbgrader API object for the course directory `root`."""
+    config = nbgrader_config(root)
+    return NbGraderAPI(coursedir=CourseDirectory(config=config), config=config)
+
+
+def make_course(root: Path, assignments: list[str]) -> NbGraderAPI:
+    """Create an nbgrader course at `root` holding `assignments`, generated and in its gradebook.
+
+    Writes ``root/source/<a>/<a>.ipynb`` from the jupytext sources and runs
+    ``nbgrader generate_assignment`` on each, which records the grade cells,
+    their points and checksums in ``root/gradebook.db`` and writes the student
+    version to ``root/release/<a>/<a>.ipynb``.
+    """
+    root.mkdir(parents=True, exist_ok=True)
+    api = nbgrader_api(root)
+    for assignment in assignments:
+        folder = root / "source" / assignment
+        if folder.exists():
+            shutil.rmtree(folder)
+        folder.mkdir(parents=True)
+        nbformat.write(source_notebook(assignment), folder / f"{assignment}.ipynb")
+        result = api.generate_assignment(assignment, force=True, create=True)
+        if not result["success"]:
+            raise RuntimeError(f"nbgrader generate_assignment {assignment} failed:\n{result.get('error') or result.get('log')}")
+    return api

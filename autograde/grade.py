@@ -1,0 +1,198 @@
+"""Grade a folder of submissions with nbgrader and write scores.csv and grades.csv.
+
+The submissions folder has nbgrader's submitted layout,
+``SUBMISSIONS/<student_id>/<assignment_id>/<assignment_id>.ipynb``. Grading
+happens in a scratch nbgrader course under ``OUTDIR/nbgrader``: the sources are
+compiled there, the submissions copied in, and ``nbgrader autograde`` restores
+the test cells and hidden tests from the gradebook, verifies checksums and
+executes each notebook. The submissions and the repository are only read.
+"""
+from __future__ import annotations
+
+import csv
+import shutil
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import nbformat
+from nbgrader.api import Gradebook, MissingEntry
+from tqdm import tqdm
+
+from .course import assignment_ids, make_course
+
+SCORE_COLUMNS = ["student_id", "assignment", "grade_id", "score", "max_score", "status", "message"]
+GRADE_COLUMNS = ["student_id", "assignment", "score", "max_score"]
+
+
+@dataclass
+class CellResult:
+    """One row of scores.csv: how one test cell of one submission fared."""
+
+    student_id: str
+    assignment: str
+    grade_id: str
+    score: float
+    max_score: float
+    status: str  # passed, failed, error, timeout or missing
+    message: str
+
+
+def find_submissions(submissions: Path, assignments: list[str]) -> dict[tuple[str, str], Path | None]:
+    """Map (student_id, assignment) to the submitted notebook, or None where it is missing.
+
+    Every student folder is expected to hold every assignment it has a folder
+    for; a student folder with none of the known assignments is reported with
+    all of them missing, so no student silently disappears from the grades.
+    """
+    found: dict[tuple[str, str], Path | None] = {}
+    for student in sorted(p for p in submissions.iterdir() if p.is_dir() and not p.name.startswith(".")):
+        present = [a for a in assignments if (student / a).is_dir()]
+        for assignment in present or assignments:
+            notebook = student / assignment / f"{assignment}.ipynb"
+            found[(student.name, assignment)] = notebook if notebook.is_file() else None
+    return found
+
+
+def first_line(text: str) -> str:
+    """The first non-empty line of `text`, stripped, at most 300 characters."""
+    for line in str(text).splitlines():
+        if line.strip():
+            return line.strip()[:300]
+    return ""
+
+
+def cell_failure(cell) -> tuple[str, str] | None:
+    """(status, message) for an executed test cell that failed, or None if it shows no failure."""
+    for output in cell.get("outputs", []):
+        if output.get("output_type") == "error":
+            name, value = output.get("ename", "Error"), first_line(output.get("evalue", ""))
+            if name == "CellTimeoutError":
+                return "timeout", "the cell ran longer than the time limit"
+            status = "failed" if name == "AssertionError" else "error"
+            return status, f"{name}: {value}" if value else name
+    for output in cell.get("outputs", []):
+        if output.get("output_type") == "stream" and output.get("name") == "stderr":
+            return "failed", f"wrote to stderr (counts as a failure): {first_line(output.get('text', ''))}"
+    return None
+
+
+def timed_out(notebook) -> bool:
+    """Whether any cell of an executed notebook hit the per-cell time limit."""
+    return any(
+        o.get("ename") == "CellTimeoutError" for c in notebook.cells for o in c.get("outputs", []) if o.get("output_type") == "error"
+    )
+
+
+def grade_cells(gradebook: Gradebook, assignment: str) -> list[tuple[str, float]]:
+    """(grade_id, max_score) of every autograded test cell of `assignment`, in notebook order."""
+    notebook = gradebook.find_notebook(assignment, assignment)
+    cells = [(c.name, float(c.max_score)) for c in notebook.grade_cells if c.cell_type == "code"]
+    order = {c.name: i for i, c in enumerate(notebook.source_cells)}
+    return sorted(cells, key=lambda cell: order.get(cell[0], len(order)))
+
+
+def results_for(root: Path, gradebook: Gradebook, student: str, assignment: str, outcome: str | None) -> list[CellResult]:
+    """The rows of one submission, from the gradebook and the executed notebook.
+
+    `outcome` is None when nbgrader autograded the submission, else the reason
+    it could not (then every cell gets that status and no points).
+    """
+    cells = grade_cells(gradebook, assignment)
+    if outcome is not None:
+        status, message = outcome.split(": ", 1)
+        return [CellResult(student, assignment, g, 0.0, m, status, message) for g, m in cells]
+    executed = nbformat.read(root / "autograded" / student / assignment / f"{assignment}.ipynb", as_version=4)
+    by_id = {c.metadata.get("nbgrader", {}).get("grade_id"): c for c in executed.cells}
+    notebook_timed_out = timed_out(executed)
+    rows = []
+    for grade_id, max_score in cells:
+        try:
+            grade = gradebook.find_grade(grade_id, assignment, assignment, student)
+            score = float(grade.score)
+        except MissingEntry:
+            rows.append(CellResult(student, assignment, grade_id, 0.0, max_score, "missing", "the test cell is not in the graded notebook"))
+            continue
+        failure = cell_failure(by_id[grade_id]) if grade_id in by_id else None
+        if score >= max_score:
+            status, message = "passed", ""
+        elif failure is not None:
+            status, message = failure
+            if notebook_timed_out and status == "error":
+                status, message = "timeout", f"an earlier cell ran longer than the time limit; then {message}"
+        else:
+            status, message = "failed", "scored less than full marks"
+        rows.append(CellResult(student, assignment, grade_id, score, max_score, status, message))
+    return rows
+
+
+def autograde_one(api, student: str, assignment: str) -> str | None:
+    """Run nbgrader autograde on one submission; None on success, else 'status: message'."""
+    result = api.autograde(assignment, student, force=True, create=True)
+    if result["success"]:
+        return None
+    log = (result.get("error") or "") + "\n" + (result.get("log") or "")
+    if "CellTimeoutError" in log or "Timeout" in log:
+        return "timeout: the notebook did not finish within the time limit"
+    errors = [line.split("]", 1)[-1].strip() for line in log.splitlines() if line.startswith("[ERROR]")]
+    detail = next((e for e in errors if e and not e.startswith("There was an error")), first_line(log))
+    return f"error: nbgrader could not grade this notebook: {detail}"
+
+
+def grade(submissions: Path, out: Path, assignments: list[str] | None = None, progress: bool = True) -> list[CellResult]:
+    """Autograde every submission under `submissions`; write ``out/scores.csv`` and ``out/grades.csv``.
+
+    Returns the rows of scores.csv. A submission that cannot be graded gets
+    rows with status ``missing``, ``error`` or ``timeout`` and no points; it
+    never stops the others.
+    """
+    submissions, out = Path(submissions), Path(out)
+    if not submissions.is_dir():
+        raise NotADirectoryError(f"{submissions} is not a folder of submissions")
+    known = assignment_ids()
+    assignments = assignments or known
+    unknown = sorted(set(assignments) - set(known))
+    if unknown:
+        raise ValueError(f"unknown assignment(s) {', '.join(unknown)}; known: {', '.join(known)}")
+    root = out / "nbgrader"
+    if root.exists():
+        shutil.rmtree(root)  # a fresh course each run: grades never mix with an earlier run's
+    api = make_course(root, assignments)
+
+    found = find_submissions(submissions, assignments)
+    outcomes: dict[tuple[str, str], str | None] = {}
+    for (student, assignment), notebook in found.items():
+        if notebook is None:
+            outcomes[(student, assignment)] = f"missing: no {assignment}/{assignment}.ipynb in the submission"
+            continue
+        target = root / "submitted" / student / assignment / f"{assignment}.ipynb"
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(notebook, target)
+    todo = [key for key in found if key not in outcomes]
+    for student, assignment in tqdm(todo, desc="grading", unit="notebook", disable=not progress):
+        outcomes[(student, assignment)] = autograde_one(api, student, assignment)
+
+    rows: list[CellResult] = []
+    with Gradebook(api.coursedir.db_url) as gradebook:
+        for student, assignment in found:
+            rows.extend(results_for(root, gradebook, student, assignment, outcomes[(student, assignment)]))
+    write_csvs(rows, out)
+    return rows
+
+
+def write_csvs(rows: list[CellResult], out: Path) -> None:
+    """Write scores.csv (one row per test cell) and grades.csv (one row per submission) into `out`."""
+    out.mkdir(parents=True, exist_ok=True)
+    with open(out / "scores.csv", "w", newline="") as f:
+        writer = csv.DictWriter(f, fieldnames=SCORE_COLUMNS)
+        writer.writeheader()
+        writer.writerows(asdict(r) for r in rows)
+    totals: dict[tuple[str, str], list[float]] = {}
+    for r in rows:
+        total = totals.setdefault((r.student_id, r.assignment), [0.0, 0.0])
+        total[0] += r.score
+        total[1] += r.max_score
+    with open(out / "grades.csv", "w", newline="") as f:
+        writer = csv.writer(f)
+        writer.writerow(GRADE_COLUMNS)
+        for (student, assignment), (score, max_score) in totals.items():
+            writer.writerow([student, assignment, score, max_score])

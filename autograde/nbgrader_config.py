@@ -1,0 +1,33 @@
+"""nbgrader configuration for this course.
+
+The repository root is the course root: the compiled solutions are nbgrader's
+source (``autograde/source``, made by ``python -m autograde compile``) and
+``exercises/`` is its release folder. Runtime data (gradebook, submitted/,
+autograded/, feedback/) stays under ``autograde/`` and is git-ignored.
+
+Run nbgrader's own commands from this folder, e.g.::
+
+    cd autograde && nbgrader autograde 01-weighted-sum
+
+``python -m autograde grade`` reads this file too and only moves the folders
+into a scratch course directory, so both paths grade the same way.
+"""
+from pathlib import Path
+
+c = get_config()  # noqa: F821 (provided by traitlets when nbgrader loads this file)
+
+repo = Path(__file__).resolve().parent.parent
+c.CourseDirectory.root = str(repo)
+c.CourseDirectory.source_directory = "autograde/source"
+c.CourseDirectory.release_directory = "exercises"
+c.CourseDirectory.submitted_directory = "autograde/submitted"
+c.CourseDirectory.autograded_directory = "autograde/autograded"
+c.CourseDirectory.feedback_directory = "autograde/feedback"
+c.CourseDirectory.db_url = f"sqlite:///{repo / 'autograde' / 'gradebook.db'}"
+
+# What a student sees in place of a solution.
+c.ClearSolutions.code_stub = {"python": "# YOUR CODE HERE\nraise NotImplementedError()"}
+c.ClearSolutions.text_stub = "YOUR ANSWER HERE"
+
+# A whole notebook runs in well under 20 s; a cell that takes a minute is stuck.
+c.Execute.timeout = 60

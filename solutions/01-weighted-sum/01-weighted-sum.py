@@ -1,0 +1,558 @@
+# ---
+# jupyter:
+#   kernelspec:
+#     display_name: Python 3 (ipykernel)
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown] nbgrader={"grade": false, "grade_id": "intro", "locked": true, "schema_version": 3, "solution": false}
+# # Exercise 1: attention is a weighted sum
+#
+# In this notebook you build attention pooling from scratch in NumPy, one small
+# function at a time, and use it for kernel regression:
+#
+# | # | you build | points |
+# |---|---|---|
+# | 1 | `softmax(x, axis=-1)`, numerically stable, with `-inf` entries | 4 |
+# | 2 | `weighted_average(weights, values)` | 2 |
+# | 3 | `dot_scores(queries, keys)` | 2 |
+# | 4 | `cosine_scores(queries, keys)` | 3 |
+# | 5 | `gaussian_scores(queries, keys, bandwidth)` | 2 |
+# | 6 | `attention_pool(queries, keys, values, score_fn)` | 3 |
+# | 7 | `nadaraya_watson(x_query, x_train, y_train, bandwidth)` | 3 |
+# | 8 | predict, then measure, the effect of temperature | 2 |
+# | 9 | choose a bandwidth and justify it with a number | 2 |
+# | | **total** | **23** |
+#
+# **How to work.** Replace every `raise NotImplementedError()` with your code.
+# Do not rename the functions or change their arguments: the grader calls them
+# by name. Do not edit or delete the test cells; the grader puts back its own
+# copy of each of them anyway.
+#
+# **How it is graded.** Each exercise is followed by test cells. The visible
+# ones check the shape of your result and one worked example; run them to
+# check yourself. Grading adds hidden tests to the cells marked *hidden tests*:
+# properties, edge cases (very large inputs, `-inf`, zero vectors, batch axes)
+# and agreement with an independent computation. A test cell earns its points
+# when it runs without an error. When a test fails, its message says what is
+# wrong.
+#
+# **Conventions.** Arrays are NumPy arrays of floats. For scores and weights the
+# last two axes are (queries, keys); for queries, keys and values they are
+# (tokens, features). The whole notebook runs in a few seconds on one CPU core
+# and needs only NumPy (and Matplotlib for the optional plots).
+
+# %% nbgrader={"grade": false, "grade_id": "setup", "locked": true, "schema_version": 3, "solution": false}
+import warnings
+
+import numpy as np
+
+
+def expect_shape(actual, shape, what):
+    """Fail with a readable message unless `actual` has shape `shape`."""
+    actual = np.asarray(actual)
+    assert actual.shape == tuple(shape), (
+        f"{what} should have shape {tuple(shape)}, but it has shape {actual.shape}."
+    )
+
+
+def expect_close(actual, expected, what, atol=1e-8, rtol=1e-6):
+    """Fail with a readable message unless `actual` matches `expected` entry by entry."""
+    actual = np.asarray(actual, dtype=float)
+    expected = np.asarray(expected, dtype=float)
+    expect_shape(actual, expected.shape, what)
+    nan = np.isnan(actual) & ~np.isnan(expected)
+    if nan.any():
+        idx = tuple(int(i) for i in np.argwhere(nan)[0])
+        raise AssertionError(
+            f"{what} contains NaN (not a number), first at index {idx}; expected "
+            f"{expected[idx]:.6g}. NaN usually comes from inf - inf, 0 / 0 or 0 * inf."
+        )
+    bad = ~np.isclose(actual, expected, atol=atol, rtol=rtol, equal_nan=True)
+    if bad.any():
+        idx = tuple(int(i) for i in np.argwhere(bad)[0])
+        raise AssertionError(
+            f"{what} is wrong at index {idx}: expected {expected[idx]:.6g}, got "
+            f"{actual[idx]:.6g} ({int(bad.sum())} of {bad.size} entries differ)."
+        )
+
+
+# %% [markdown] nbgrader={"grade": false, "grade_id": "softmax_md", "locked": true, "schema_version": 3, "solution": false}
+# ## 1. Softmax (4 points)
+#
+# Softmax turns a vector of real scores $\mathbf{s} \in \mathbb{R}^n$ into
+# weights that are positive and sum to one:
+#
+# $$\operatorname{softmax}(\mathbf{s})_j = \frac{\exp(s_j)}{\sum_{l=1}^{n} \exp(s_l)}.$$
+#
+# Write `softmax(x, axis=-1)` that applies it along `axis` of an array of any
+# shape (every other axis is a batch axis) and returns an array of the same
+# shape. It must
+#
+# - be numerically stable: `softmax(np.array([1e4, 0.0]))` is `[1, 0]`, not
+#   `nan` (hint: $\operatorname{softmax}(\mathbf{s}) = \operatorname{softmax}(\mathbf{s} - c)$
+#   for any constant $c$);
+# - accept `-inf` entries, which get weight exactly 0 (this is how a key is
+#   masked out later in the course);
+# - return all zeros for a slice whose entries are all `-inf` (a query that may
+#   attend to nothing gets no weight at all, never `nan`);
+# - not print warnings: NumPy's `RuntimeWarning`s count as errors in grading.
+
+# %% nbgrader={"grade": false, "grade_id": "softmax", "locked": false, "schema_version": 3, "solution": true}
+def softmax(x, axis=-1):
+    """Softmax of `x` along `axis`; any shape in, the same shape out."""
+    ### BEGIN SOLUTION
+    x = np.asarray(x, dtype=float)
+    shift = np.max(x, axis=axis, keepdims=True)
+    # A slice of only -inf has max -inf; shifting by it would give inf - inf = nan.
+    shift = np.where(np.isfinite(shift), shift, 0.0)
+    e = np.exp(x - shift)
+    total = np.sum(e, axis=axis, keepdims=True)
+    return np.divide(e, total, out=np.zeros_like(e), where=total > 0)
+    ### END SOLUTION
+
+
+# %% nbgrader={"grade": true, "grade_id": "test_softmax", "locked": true, "points": 1, "schema_version": 3, "solution": false}
+# Visible test: shape and one worked example.
+w = softmax(np.array([1.0, 2.0, 3.0]))
+expect_shape(w, (3,), "softmax([1, 2, 3])")
+expect_close(w, [0.09003057, 0.24472847, 0.66524096], "softmax([1, 2, 3])")
+w = softmax(np.zeros((2, 4)))
+expect_close(w, np.full((2, 4), 0.25), "softmax of a (2, 4) array of zeros (each row should be uniform)")
+
+# %% nbgrader={"grade": true, "grade_id": "test_softmax_stability", "locked": true, "points": 1, "schema_version": 3, "solution": false}
+# Hidden tests: very large and very negative inputs must neither overflow nor underflow.
+### BEGIN HIDDEN TESTS
+with warnings.catch_warnings():
+    warnings.simplefilter("error")  # overflow would show as a RuntimeWarning
+    for big in (1e3, 1e4, 1e300):
+        got = softmax(np.array([big, 0.0, -big]))
+        expect_close(got, [1.0, 0.0, 0.0], f"softmax([{big:g}, 0, -{big:g}]) (subtract the maximum before exp)")
+    got = softmax(np.array([1e4, 1e4]))
+    expect_close(got, [0.5, 0.5], "softmax([1e4, 1e4])")
+    got = softmax(np.array([-1e4, -1e4 + np.log(3.0)]))
+    expect_close(got, [0.25, 0.75], "softmax([-1e4, -1e4 + log 3]) (very negative scores must not underflow to 0/0)")
+    shift = softmax(np.array([0.5, -1.0, 2.0]) + 1234.5)
+    expect_close(shift, softmax(np.array([0.5, -1.0, 2.0])), "softmax(s + 1234.5) (adding a constant to every score must not change the weights)")
+### END HIDDEN TESTS
+
+# %% nbgrader={"grade": true, "grade_id": "test_softmax_masking", "locked": true, "points": 1, "schema_version": 3, "solution": false}
+# Hidden tests: -inf entries get weight 0; an all -inf slice gives zeros, not nan.
+### BEGIN HIDDEN TESTS
+with warnings.catch_warnings():
+    warnings.simplefilter("error")
+    got = softmax(np.array([0.0, -np.inf, np.log(3.0)]))
+    expect_close(got, [0.25, 0.0, 0.75], "softmax([0, -inf, log 3]) (a -inf score must get weight exactly 0)")
+    got = softmax(np.array([[1.0, 2.0], [-np.inf, -np.inf]]))
+    expect_close(got[1], [0.0, 0.0], "softmax of a row that is all -inf (a query with nothing to attend to gets all-zero weights, not nan)")
+    expect_close(got[0], [0.26894142, 0.73105858], "softmax of row 0 when row 1 is all -inf (rows must not influence each other)")
+    got = softmax(np.full((3, 5), -np.inf))
+    expect_close(got, np.zeros((3, 5)), "softmax of a (3, 5) array of -inf")
+### END HIDDEN TESTS
+
+# %% nbgrader={"grade": true, "grade_id": "test_softmax_axes", "locked": true, "points": 1, "schema_version": 3, "solution": false}
+# Hidden tests: the axis argument, batch axes, and agreement with torch.softmax.
+### BEGIN HIDDEN TESTS
+import torch
+
+rng = np.random.default_rng(0)
+x = rng.normal(scale=3.0, size=(2, 3, 4, 5))
+for axis in (-1, 0, 1, 2, 3, -2):
+    got = softmax(x, axis=axis)
+    expect_shape(got, x.shape, f"softmax(x, axis={axis}) for x of shape {x.shape}")
+    sums = np.sum(got, axis=axis)
+    assert np.allclose(sums, 1.0), (
+        f"softmax(x, axis={axis}) must sum to 1 along axis {axis}; a slice sums to "
+        f"{sums.flat[np.argmax(np.abs(sums - 1))]:.4g}. Did you normalise over another axis?"
+    )
+    oracle = torch.softmax(torch.from_numpy(x), dim=axis).numpy()
+    expect_close(got, oracle, f"softmax(x, axis={axis}) compared with torch.softmax")
+expect_close(softmax(x), softmax(x, axis=-1), "softmax(x) (the default axis must be -1)")
+got = softmax(np.array([[3.0]]))
+expect_close(got, [[1.0]], "softmax of a single score")
+### END HIDDEN TESTS
+
+# %% [markdown] nbgrader={"grade": false, "grade_id": "weighted_average_md", "locked": true, "schema_version": 3, "solution": false}
+# ## 2. Weighted average (2 points)
+#
+# Given weights $\alpha_j$ over $n$ values $\mathbf{v}_j \in \mathbb{R}^d$, the
+# pooled vector is $\sum_{j=1}^{n} \alpha_j \mathbf{v}_j$.
+#
+# Write `weighted_average(weights, values)` with `weights` of shape `(..., n)`
+# (any number of leading batch axes, e.g. one row per query) and `values` of
+# shape `(n, d)`; it returns shape `(..., d)`. Do **not** divide by the sum of
+# the weights: they come from softmax and already sum to 1, and a row of all-zero
+# weights (a query that attends to nothing) must give a zero vector.
+
+# %% nbgrader={"grade": false, "grade_id": "weighted_average", "locked": false, "schema_version": 3, "solution": true}
+def weighted_average(weights, values):
+    """sum_j weights[..., j] * values[j]: (..., n), (n, d) -> (..., d)."""
+    ### BEGIN SOLUTION
+    return np.asarray(weights, dtype=float) @ np.asarray(values, dtype=float)
+    ### END SOLUTION
+
+
+# %% nbgrader={"grade": true, "grade_id": "test_weighted_average", "locked": true, "points": 1, "schema_version": 3, "solution": false}
+# Visible test: shape and one worked example.
+values = np.array([[1.0, 0.0], [0.0, 1.0], [2.0, 2.0]])
+got = weighted_average(np.array([0.5, 0.25, 0.25]), values)
+expect_shape(got, (2,), "weighted_average(weights (3,), values (3, 2))")
+expect_close(got, [1.0, 0.75], "weighted_average([0.5, 0.25, 0.25], values)")
+
+# %% nbgrader={"grade": true, "grade_id": "test_weighted_average_batch", "locked": true, "points": 1, "schema_version": 3, "solution": false}
+# Hidden tests: batch axes, zero weights, and a brute-force loop as the reference.
+### BEGIN HIDDEN TESTS
+rng = np.random.default_rng(1)
+values = rng.normal(size=(5, 3))
+weights = rng.dirichlet(np.ones(5), size=(2, 4))  # shape (2, 4, 5), rows sum to 1
+got = weighted_average(weights, values)
+expect_shape(got, (2, 4, 3), "weighted_average(weights (2, 4, 5), values (5, 3))")
+oracle = np.zeros((2, 4, 3))
+for b in range(2):
+    for i in range(4):
+        for j in range(5):
+            oracle[b, i] += weights[b, i, j] * values[j]
+expect_close(got, oracle, "weighted_average with batch axes (2, 4)")
+got = weighted_average(np.zeros((2, 5)), values)
+expect_close(got, np.zeros((2, 3)), "weighted_average of all-zero weights (must be a zero vector, do not divide by the sum of weights)")
+got = weighted_average(np.array([2.0, 0.0, 0.0, 0.0, 0.0]), values)
+expect_close(got, 2.0 * values[0], "weighted_average([2, 0, 0, 0, 0], values) (weights are used as given, not renormalised)")
+### END HIDDEN TESTS
+
+# %% [markdown] nbgrader={"grade": false, "grade_id": "scores_md", "locked": true, "schema_version": 3, "solution": false}
+# ## 3–5. Three similarity scores
+#
+# A score function compares every query with every key. For queries
+# $Q \in \mathbb{R}^{m \times d}$ (one per row) and keys $K \in \mathbb{R}^{n \times d}$
+# it returns a score matrix $S \in \mathbb{R}^{m \times n}$ whose entry $S_{ij}$
+# says how well query $i$ matches key $j$. Write each one without Python loops.
+#
+# **3. Dot product (2 points).** $S_{ij} = \mathbf{q}_i \cdot \mathbf{k}_j$.
+
+# %% nbgrader={"grade": false, "grade_id": "dot_scores", "locked": false, "schema_version": 3, "solution": true}
+def dot_scores(queries, keys):
+    """Dot-product scores: queries (m, d), keys (n, d) -> (m, n)."""
+    ### BEGIN SOLUTION
+    return np.asarray(queries, dtype=float) @ np.asarray(keys, dtype=float).T
+    ### END SOLUTION
+
+
+# %% nbgrader={"grade": true, "grade_id": "test_dot_scores", "locked": true, "points": 1, "schema_version": 3, "solution": false}
+# Visible test: shape and one worked example.
+queries = np.array([[1.0, 0.0], [1.0, 2.0]])
+keys = np.array([[1.0, 1.0], [0.0, 3.0], [-1.0, 0.0]])
+got = dot_scores(queries, keys)
+expect_shape(got, (2, 3), "dot_scores(queries (2, 2), keys (3, 2))")
+expect_close(got, [[1.0, 0.0, -1.0], [3.0, 6.0, -1.0]], "dot_scores(queries, keys)")
+
+# %% nbgrader={"grade": true, "grade_id": "test_dot_scores_oracle", "locked": true, "points": 1, "schema_version": 3, "solution": false}
+# Hidden tests: random shapes against a brute-force loop; no scaling.
+### BEGIN HIDDEN TESTS
+rng = np.random.default_rng(2)
+for m, n, d in [(1, 1, 1), (4, 7, 3), (6, 2, 16)]:
+    q, k = rng.normal(size=(m, d)), rng.normal(size=(n, d))
+    oracle = np.array([[sum(q[i, t] * k[j, t] for t in range(d)) for j in range(n)] for i in range(m)])
+    expect_close(dot_scores(q, k), oracle, f"dot_scores for queries ({m}, {d}) and keys ({n}, {d}) (row i, column j is q_i . k_j; no scaling)")
+### END HIDDEN TESTS
+
+# %% [markdown] nbgrader={"grade": false, "grade_id": "cosine_md", "locked": true, "schema_version": 3, "solution": false}
+# **4. Cosine similarity (3 points).**
+# $S_{ij} = \dfrac{\mathbf{q}_i \cdot \mathbf{k}_j}{\lVert \mathbf{q}_i \rVert \, \lVert \mathbf{k}_j \rVert}$,
+# which lies in $[-1, 1]$ and ignores the lengths of the vectors. A zero vector
+# has no direction: define its similarity with everything as 0 (never `nan`,
+# and no warning).
+
+# %% nbgrader={"grade": false, "grade_id": "cosine_scores", "locked": false, "schema_version": 3, "solution": true}
+def cosine_scores(queries, keys):
+    """Cosine similarity: queries (m, d), keys (n, d) -> (m, n); zero vectors score 0."""
+    ### BEGIN SOLUTION
+    def unit(x):
+        x = np.asarray(x, dtype=float)
+        norm = np.linalg.norm(x, axis=-1, keepdims=True)
+        return np.divide(x, norm, out=np.zeros_like(x), where=norm > 0)
+
+    return unit(queries) @ unit(keys).T
+    ### END SOLUTION
+
+
+# %% nbgrader={"grade": true, "grade_id": "test_cosine_scores", "locked": true, "points": 1, "schema_version": 3, "solution": false}
+# Visible test: shape and one worked example.
+queries = np.array([[3.0, 0.0], [1.0, 1.0]])
+keys = np.array([[2.0, 0.0], [0.0, 5.0], [-1.0, -1.0]])
+got = cosine_scores(queries, keys)
+expect_shape(got, (2, 3), "cosine_scores(queries (2, 2), keys (3, 2))")
+expect_close(got, [[1.0, 0.0, -0.70710678], [0.70710678, 0.70710678, -1.0]], "cosine_scores(queries, keys)")
+
+# %% nbgrader={"grade": true, "grade_id": "test_cosine_scores_properties", "locked": true, "points": 2, "schema_version": 3, "solution": false}
+# Hidden tests: zero vectors, invariance to scaling, range [-1, 1], and a brute-force reference.
+### BEGIN HIDDEN TESTS
+rng = np.random.default_rng(3)
+q, k = rng.normal(size=(4, 5)), rng.normal(size=(6, 5))
+oracle = np.array([[q[i] @ k[j] / np.sqrt((q[i] @ q[i]) * (k[j] @ k[j])) for j in range(6)] for i in range(4)])
+expect_close(cosine_scores(q, k), oracle, "cosine_scores of random queries (4, 5) and keys (6, 5) (divide by the norm of each query and of each key)")
+scaled = cosine_scores(q * np.array([[2.0], [0.1], [7.0], [1.0]]), k * 3.0)
+expect_close(scaled, oracle, "cosine_scores after scaling each query and key by a positive number (cosine ignores length)")
+with warnings.catch_warnings():
+    warnings.simplefilter("error")
+    got = cosine_scores(np.array([[0.0, 0.0], [1.0, 0.0]]), np.array([[1.0, 1.0], [0.0, 0.0]]))
+expect_close(got, [[0.0, 0.0], [0.70710678, 0.0]], "cosine_scores with a zero query (row 0) and a zero key (column 1): a zero vector has similarity 0 with everything")
+### END HIDDEN TESTS
+
+# %% [markdown] nbgrader={"grade": false, "grade_id": "gaussian_md", "locked": true, "schema_version": 3, "solution": false}
+# **5. Gaussian kernel (2 points).** With a bandwidth $\sigma > 0$,
+#
+# $$S_{ij} = -\frac{\lVert \mathbf{q}_i - \mathbf{k}_j \rVert^2}{2\sigma^2}.$$
+#
+# This is the logarithm of the (unnormalised) Gaussian kernel: after softmax,
+# the weights are proportional to $\exp(-\lVert \mathbf{q}_i - \mathbf{k}_j \rVert^2 / 2\sigma^2)$.
+# Hint: broadcasting `queries[:, None, :] - keys[None, :, :]` gives all
+# differences at once, with shape `(m, n, d)`.
+
+# %% nbgrader={"grade": false, "grade_id": "gaussian_scores", "locked": false, "schema_version": 3, "solution": true}
+def gaussian_scores(queries, keys, bandwidth):
+    """-||q_i - k_j||^2 / (2 bandwidth^2): queries (m, d), keys (n, d) -> (m, n)."""
+    ### BEGIN SOLUTION
+    diff = np.asarray(queries, dtype=float)[:, None, :] - np.asarray(keys, dtype=float)[None, :, :]
+    return -np.sum(diff**2, axis=-1) / (2.0 * bandwidth**2)
+    ### END SOLUTION
+
+
+# %% nbgrader={"grade": true, "grade_id": "test_gaussian_scores", "locked": true, "points": 1, "schema_version": 3, "solution": false}
+# Visible test: shape and one worked example.
+queries = np.array([[0.0, 0.0]])
+keys = np.array([[0.0, 0.0], [3.0, 4.0]])
+got = gaussian_scores(queries, keys, bandwidth=1.0)
+expect_shape(got, (1, 2), "gaussian_scores(queries (1, 2), keys (2, 2), 1.0)")
+expect_close(got, [[0.0, -12.5]], "gaussian_scores(queries, keys, bandwidth=1.0)")
+
+# %% nbgrader={"grade": true, "grade_id": "test_gaussian_scores_oracle", "locked": true, "points": 1, "schema_version": 3, "solution": false}
+# Hidden tests: several bandwidths and shapes against a brute-force loop.
+### BEGIN HIDDEN TESTS
+rng = np.random.default_rng(4)
+for bandwidth in (0.1, 0.5, 1.0, 3.0):
+    q, k = rng.normal(size=(3, 4)), rng.normal(size=(5, 4))
+    oracle = np.array([[-sum((q[i, t] - k[j, t]) ** 2 for t in range(4)) / (2 * bandwidth * bandwidth) for j in range(5)] for i in range(3)])
+    expect_close(gaussian_scores(q, k, bandwidth), oracle, f"gaussian_scores with bandwidth {bandwidth} (squared distance over 2 * bandwidth ** 2, negated)")
+got = gaussian_scores(np.array([[1.0]]), np.array([[1.0], [2.0]]), 2.0)
+expect_close(got, [[0.0, -0.125]], "gaussian_scores in one dimension with bandwidth 2")
+### END HIDDEN TESTS
+
+# %% [markdown] nbgrader={"grade": false, "grade_id": "attention_pool_md", "locked": true, "schema_version": 3, "solution": false}
+# ## 6. Attention pooling (3 points)
+#
+# Put the pieces together. For queries $Q$ `(m, d)`, keys $K$ `(n, d)`, values
+# $V$ `(n, d_v)` and a score function, attention pooling computes
+#
+# $$A = \operatorname{softmax}(\text{score\_fn}(Q, K)) \in \mathbb{R}^{m \times n}
+# \quad\text{(softmax over the keys, i.e. along each row)},\qquad
+# \text{output} = A V \in \mathbb{R}^{m \times d_v}.$$
+#
+# Write `attention_pool(queries, keys, values, score_fn)` returning the tuple
+# `(output, weights)`, using your `softmax` and `weighted_average`. `score_fn`
+# is any function like `dot_scores`; to pass `gaussian_scores`, fix its
+# bandwidth first, e.g. `lambda q, k: gaussian_scores(q, k, 0.5)`.
+
+# %% nbgrader={"grade": false, "grade_id": "attention_pool", "locked": false, "schema_version": 3, "solution": true}
+def attention_pool(queries, keys, values, score_fn):
+    """Attention pooling: (m, d), (n, d), (n, d_v) -> (output (m, d_v), weights (m, n))."""
+    ### BEGIN SOLUTION
+    weights = softmax(score_fn(queries, keys), axis=-1)
+    return weighted_average(weights, values), weights
+    ### END SOLUTION
+
+
+# %% nbgrader={"grade": true, "grade_id": "test_attention_pool", "locked": true, "points": 1, "schema_version": 3, "solution": false}
+# Visible test: shapes and one worked example.
+queries = np.array([[0.0, 0.0], [1.0, 0.0]])
+keys = np.array([[0.0, 0.0], [1.0, 0.0], [0.0, np.log(2.0)]])
+values = np.array([[1.0], [2.0], [4.0]])
+output, weights = attention_pool(queries, keys, values, dot_scores)
+expect_shape(output, (2, 1), "the output of attention_pool (queries (2, 2), values (3, 1))")
+expect_shape(weights, (2, 3), "the weights of attention_pool (2 queries, 3 keys)")
+expect_close(weights[0], [1 / 3, 1 / 3, 1 / 3], "weights for query 0 (all its dot products are 0, so uniform)")
+expect_close(output[0], [7 / 3], "output for query 0 (the plain average of the values)")
+
+# %% nbgrader={"grade": true, "grade_id": "test_attention_pool_properties", "locked": true, "points": 2, "schema_version": 3, "solution": false}
+# Hidden tests: rows of weights sum to 1 over the keys; any score function; agreement with a direct computation.
+### BEGIN HIDDEN TESTS
+rng = np.random.default_rng(5)
+q, k, v = rng.normal(size=(4, 3)), rng.normal(size=(6, 3)), rng.normal(size=(6, 2))
+for name, fn in [("dot_scores", lambda a, b: a @ b.T), ("a Gaussian kernel", lambda a, b: -((a[:, None] - b[None]) ** 2).sum(-1) / 0.5)]:
+    output, weights = attention_pool(q, k, v, fn)
+    expect_shape(weights, (4, 6), f"weights with {name}")
+    expect_shape(output, (4, 2), f"output with {name}")
+    sums = weights.sum(axis=-1)
+    assert np.allclose(sums, 1.0), (
+        f"each row of weights must sum to 1 over the keys (last axis); with {name}, row "
+        f"{int(np.argmax(np.abs(sums - 1)))} sums to {sums[np.argmax(np.abs(sums - 1))]:.4g}."
+    )
+    s = fn(q, k)
+    e = np.exp(s - s.max(axis=1, keepdims=True))
+    oracle_w = e / e.sum(axis=1, keepdims=True)
+    expect_close(weights, oracle_w, f"weights with {name} (softmax of score_fn(queries, keys) over the keys)")
+    expect_close(output, oracle_w @ v, f"output with {name} (weights @ values)")
+# Values that do not match the key dimension: d_v differs from d.
+output, weights = attention_pool(q, k, rng.normal(size=(6, 5)), lambda a, b: a @ b.T)
+expect_shape(output, (4, 5), "output when values have 5 features and keys 3")
+### END HIDDEN TESTS
+
+# %% [markdown] nbgrader={"grade": false, "grade_id": "nw_md", "locked": true, "schema_version": 3, "solution": false}
+# ## 7. Nadaraya–Watson kernel regression (3 points)
+#
+# Given training points $(x_j, y_j)$, $j = 1..n$, Nadaraya (1964) and Watson
+# (1964) estimate $f(x)$ at a query $x$ by a weighted average of the $y_j$, with
+# weights given by a kernel of the distance $x - x_j$:
+#
+# $$\hat f(x) = \sum_{j=1}^{n} \frac{K\!\left(\frac{x - x_j}{\sigma}\right)}{\sum_{l=1}^{n} K\!\left(\frac{x - x_l}{\sigma}\right)}\, y_j,
+# \qquad K(u) = \exp(-u^2 / 2).$$
+#
+# This is attention pooling: the query is $x$, the keys are the $x_j$, the
+# values the $y_j$, and the score is the Gaussian score of exercise 5. Write
+# `nadaraya_watson(x_query, x_train, y_train, bandwidth)` for 1-D arrays of
+# shapes `(m,)`, `(n,)`, `(n,)`, returning `(m,)`, by calling `attention_pool`
+# (reshape the 1-D arrays to `(m, 1)` and `(n, 1)`).
+
+# %% nbgrader={"grade": false, "grade_id": "nadaraya_watson", "locked": false, "schema_version": 3, "solution": true}
+def nadaraya_watson(x_query, x_train, y_train, bandwidth):
+    """Kernel regression: x_query (m,), x_train (n,), y_train (n,) -> (m,)."""
+    ### BEGIN SOLUTION
+    x_query = np.asarray(x_query, dtype=float).reshape(-1, 1)
+    x_train = np.asarray(x_train, dtype=float).reshape(-1, 1)
+    y_train = np.asarray(y_train, dtype=float).reshape(-1, 1)
+    output, _ = attention_pool(x_query, x_train, y_train, lambda q, k: gaussian_scores(q, k, bandwidth))
+    return output[:, 0]
+    ### END SOLUTION
+
+
+# %% nbgrader={"grade": true, "grade_id": "test_nadaraya_watson", "locked": true, "points": 1, "schema_version": 3, "solution": false}
+# Visible test: shape and one worked example.
+# At x = 0 the weights are proportional to exp(0) = 1 and exp(-1/2); halfway, at x = 0.5, they are equal.
+got = nadaraya_watson(np.array([0.0, 0.5]), np.array([0.0, 1.0]), np.array([1.0, 3.0]), 1.0)
+expect_shape(got, (2,), "nadaraya_watson with 2 queries")
+expect_close(got, [1.75508134, 2.0], "nadaraya_watson([0, 0.5], x_train=[0, 1], y_train=[1, 3], bandwidth=1)")
+
+# %% nbgrader={"grade": true, "grade_id": "test_nadaraya_watson_oracle", "locked": true, "points": 2, "schema_version": 3, "solution": false}
+# Hidden tests: several bandwidths against the textbook formula; limits of tiny and huge bandwidths.
+### BEGIN HIDDEN TESTS
+rng = np.random.default_rng(6)
+x_train = np.sort(rng.uniform(0, 5, size=20))
+y_train = 2 * np.sin(x_train) + x_train**0.8 + rng.normal(scale=0.5, size=20)
+x_query = np.linspace(0, 5, 11)
+for bandwidth in (0.2, 0.5, 1.0, 2.0):
+    oracle = []
+    for x in x_query:
+        kern = np.array([np.exp(-((x - xj) / bandwidth) ** 2 / 2) for xj in x_train])
+        oracle.append(kern @ y_train / kern.sum())
+    expect_close(nadaraya_watson(x_query, x_train, y_train, bandwidth), oracle,
+                 f"nadaraya_watson with bandwidth {bandwidth} (kernel exp(-(x - x_j)^2 / (2 bandwidth^2)), normalised over the training points)")
+got = nadaraya_watson(x_train[:3], x_train, y_train, 1e-3)
+expect_close(got, y_train[:3], "nadaraya_watson at training inputs with a tiny bandwidth (should return the training targets)", atol=1e-6)
+got = nadaraya_watson(x_query, x_train, y_train, 1e4)
+expect_close(got, np.full(11, y_train.mean()), "nadaraya_watson with a huge bandwidth (should return the mean of y_train everywhere)", atol=1e-5)
+got = nadaraya_watson(np.array([100.0]), x_train, y_train, 0.05)
+expect_close(got, [y_train[-1]], "nadaraya_watson far to the right of the data with a small bandwidth (nearest point wins; scores are very negative, so softmax must be stable)", atol=1e-6)
+### END HIDDEN TESTS
+
+# %% [markdown] nbgrader={"grade": false, "grade_id": "temperature_md", "locked": true, "schema_version": 3, "solution": false}
+# ## 8. Predict, then measure: temperature (2 points)
+#
+# Dividing scores by a *temperature* $T > 0$ before softmax,
+# $\operatorname{softmax}(\mathbf{s} / T)$, changes how peaked the weights are
+# without changing their order.
+#
+# **First predict.** Without running anything, say what the weights of
+# `scores = [2.0, 1.0, 0.5, -1.0]` approach as $T \to 0$ and as $T \to \infty$.
+# Set each of `prediction_cold` and `prediction_hot` to one of the strings
+# `"one-hot"` (all the weight on the largest score), `"uniform"` (equal
+# weights) or `"unchanged"` (the same as at $T = 1$).
+#
+# **Then measure.** Set `max_weights` to a NumPy array with, for each
+# temperature in `temperatures`, the largest weight of
+# `softmax(scores / T)`, computed with your `softmax`. Check that your
+# measurement agrees with your prediction.
+
+# %% nbgrader={"grade": false, "grade_id": "temperature_setup", "locked": true, "schema_version": 3, "solution": false}
+scores = np.array([2.0, 1.0, 0.5, -1.0])
+temperatures = np.array([0.01, 0.1, 0.5, 1.0, 2.0, 10.0, 100.0])
+
+# %% nbgrader={"grade": false, "grade_id": "temperature", "locked": false, "schema_version": 3, "solution": true}
+### BEGIN SOLUTION
+prediction_cold = "one-hot"
+prediction_hot = "uniform"
+max_weights = np.array([softmax(scores / t).max() for t in temperatures])
+### END SOLUTION
+
+# %% nbgrader={"grade": true, "grade_id": "test_temperature", "locked": true, "points": 2, "schema_version": 3, "solution": false}
+# Visible test: the answers have the right form.
+choices = ("one-hot", "uniform", "unchanged")
+assert prediction_cold in choices, f"prediction_cold must be one of {choices}, not {prediction_cold!r}."
+assert prediction_hot in choices, f"prediction_hot must be one of {choices}, not {prediction_hot!r}."
+expect_shape(max_weights, temperatures.shape, "max_weights (one number per temperature)")
+# Hidden tests: the measurement and the predictions are right.
+### BEGIN HIDDEN TESTS
+oracle = []
+for t in temperatures:
+    e = np.exp((scores - scores.max()) / t)
+    oracle.append((e / e.sum()).max())
+expect_close(max_weights, oracle, "max_weights (the largest entry of softmax(scores / T) for each T in temperatures)")
+assert prediction_cold == "one-hot", (
+    f"prediction_cold is {prediction_cold!r}, but max_weights[0] = {max_weights[0]:.3f} at T = 0.01: "
+    "as T -> 0 the largest score takes all the weight."
+)
+assert prediction_hot == "uniform", (
+    f"prediction_hot is {prediction_hot!r}, but max_weights[-1] = {max_weights[-1]:.3f} at T = 100, "
+    f"close to 1 / {scores.size}: as T -> infinity all scores look alike."
+)
+### END HIDDEN TESTS
+
+# %% [markdown] nbgrader={"grade": false, "grade_id": "bandwidth_md", "locked": true, "schema_version": 3, "solution": false}
+# ## 9. Choose a bandwidth, and justify it with a number (2 points)
+#
+# The cell below makes a noisy data set from $f(x) = 2\sin x + x^{0.8}$ and
+# splits it into training and validation points. A small bandwidth follows the
+# noise (overfitting); a large one smooths the curve away (underfitting).
+#
+# For every bandwidth in `candidate_bandwidths`, fit on the training points and
+# measure the mean squared error on the validation points:
+# $\frac{1}{m} \sum_i (\hat f(x^{\text{val}}_i) - y^{\text{val}}_i)^2$.
+# Set `validation_mse` to the array of these errors (one per candidate, in the
+# same order) and `chosen_bandwidth` to the candidate you would use. You may
+# plot the fits to see why.
+
+# %% nbgrader={"grade": false, "grade_id": "bandwidth_setup", "locked": true, "schema_version": 3, "solution": false}
+data_rng = np.random.default_rng(2015)
+x_all = data_rng.uniform(0.0, 5.0, size=120)
+y_all = 2 * np.sin(x_all) + x_all**0.8 + data_rng.normal(scale=0.5, size=120)
+x_fit, y_fit = x_all[:80], y_all[:80]
+x_val, y_val = x_all[80:], y_all[80:]
+candidate_bandwidths = np.array([0.01, 0.03, 0.1, 0.2, 0.3, 0.5, 1.0, 2.0, 5.0])
+
+# %% nbgrader={"grade": false, "grade_id": "bandwidth", "locked": false, "schema_version": 3, "solution": true}
+### BEGIN SOLUTION
+validation_mse = np.array([np.mean((nadaraya_watson(x_val, x_fit, y_fit, h) - y_val) ** 2) for h in candidate_bandwidths])
+chosen_bandwidth = float(candidate_bandwidths[np.argmin(validation_mse)])
+### END SOLUTION
+
+# %% nbgrader={"grade": true, "grade_id": "test_bandwidth", "locked": true, "points": 2, "schema_version": 3, "solution": false}
+# Visible test: the answers have the right form.
+expect_shape(validation_mse, candidate_bandwidths.shape, "validation_mse (one error per candidate bandwidth)")
+assert chosen_bandwidth in candidate_bandwidths, (
+    f"chosen_bandwidth must be one of candidate_bandwidths, not {chosen_bandwidth!r}."
+)
+# Hidden tests: the errors are measured right, and the choice is supported by them.
+### BEGIN HIDDEN TESTS
+oracle = []
+for h in candidate_bandwidths:
+    logits = -((x_val[:, None] - x_fit[None, :]) / h) ** 2 / 2
+    kern = np.exp(logits - logits.max(axis=1, keepdims=True))  # shifted: no 0 / 0 for tiny h
+    oracle.append(np.mean((kern @ y_fit / kern.sum(axis=1) - y_val) ** 2))
+oracle = np.array(oracle)
+expect_close(validation_mse, oracle, "validation_mse (mean squared error on (x_val, y_val) after fitting on (x_fit, y_fit))", rtol=1e-4)
+best = candidate_bandwidths[np.argmin(oracle)]
+chosen_error = oracle[list(candidate_bandwidths).index(chosen_bandwidth)]
+assert chosen_error <= 1.05 * oracle.min(), (
+    f"chosen_bandwidth = {chosen_bandwidth} has validation error {chosen_error:.3f}, but bandwidth {best} "
+    f"reaches {oracle.min():.3f}: choose the bandwidth your own numbers support."
+)
+### END HIDDEN TESTS
