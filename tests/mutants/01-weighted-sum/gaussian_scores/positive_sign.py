@@ -1,0 +1,4 @@
+# Forgets the minus sign: far keys score highest.
+def gaussian_scores(queries, keys, bandwidth):
+    diff = np.asarray(queries, dtype=float)[:, None, :] - np.asarray(keys, dtype=float)[None, :, :]
+    return np.sum(diff**2, axis=-1) / (2.0 * bandwidth**2)

@@ -1,0 +1,35 @@
+"""The reference solutions pass every test cell; the untouched student notebook passes none."""
+import pytest
+
+from autograde.course import assignment_ids
+from conftest import grade_cells, solution_cells, cells_testing
+
+CELLS = [(a, g) for a in assignment_ids() for g in grade_cells(a)]
+IDS = [f"{a}::{g}" for a, g in CELLS]
+
+
+@pytest.mark.parametrize(("assignment", "grade_id"), CELLS, ids=IDS)
+def test_reference_solution_passes(graded, assignment, grade_id):
+    row = graded["scores"][("reference", assignment, grade_id)]
+    assert row["status"] == "passed", f"reference solution fails {grade_id}: {row['message']}"
+    assert float(row["score"]) == float(row["max_score"]) > 0
+
+
+@pytest.mark.parametrize(("assignment", "grade_id"), CELLS, ids=IDS)
+def test_untouched_notebook_scores_zero(graded, assignment, grade_id):
+    row = graded["scores"][("untouched", assignment, grade_id)]
+    assert float(row["score"]) == 0.0, f"the untouched notebook earns points on {grade_id}"
+    assert row["status"] == "error" and row["message"], row
+
+
+@pytest.mark.parametrize("assignment", assignment_ids())
+def test_every_solution_cell_is_tested(assignment):
+    cells = grade_cells(assignment)
+    untested = [s for s in solution_cells(assignment) if not cells_testing(s, cells)]
+    assert not untested, f"solution cells without test cells: {untested}"
+
+
+@pytest.mark.parametrize("assignment", assignment_ids())
+def test_reference_totals_full_marks(graded, assignment):
+    row = graded["grades"][("reference", assignment)]
+    assert float(row["score"]) == float(row["max_score"]) > 0
