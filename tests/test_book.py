@@ -1,0 +1,75 @@
+"""The book builds strictly, shows the exercise notebooks unexecuted, and leaks no solution."""
+import html
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from autograde.course import REPO, assignment_ids
+from test_release import secret_lines
+
+HTML = REPO / "_build" / "html"
+JUPYTER_BOOK = Path(sys.executable).parent / "jupyter-book"
+
+
+@pytest.fixture(scope="module")
+def book():
+    """Build the book as `make book` does (strict, cached execution) and return the HTML folder."""
+    proc = subprocess.run([str(JUPYTER_BOOK), "build", ".", "-W", "-n", "--keep-going"],
+                          cwd=REPO, capture_output=True, text=True, timeout=1500)
+    assert proc.returncode == 0, f"the book does not build strictly:\n{proc.stdout[-5000:]}\n{proc.stderr[-5000:]}"
+    return HTML
+
+
+def page_text(path: Path) -> str:
+    """The visible text of an HTML page, tags removed and entities decoded."""
+    return html.unescape(re.sub(r"<[^>]+>", "", path.read_text()))
+
+
+@pytest.mark.parametrize("assignment", assignment_ids())
+def test_chapter_and_exercise_pages_exist(book, assignment):
+    chapter = book / "book" / f"{assignment}.html"
+    exercise = book / "exercises" / assignment / f"{assignment}.html"
+    assert chapter.is_file() and exercise.is_file()
+    page = exercise.read_text()
+    # The download button offers the student notebook itself.
+    assert f'_sources/exercises/{assignment}/{assignment}.ipynb"' in page
+    assert (book / "_sources" / "exercises" / assignment / f"{assignment}.ipynb").is_file()
+    # Shown as students get it: not executed, so no NotImplementedError output.
+    assert "NotImplementedError</span>:" not in page and 'class="cell_output' not in page
+
+
+@pytest.mark.parametrize("assignment", assignment_ids())
+def test_chapter_is_executed_with_figures_that_have_alt_text(book, assignment):
+    page = (book / "book" / f"{assignment}.html").read_text()
+    images = re.findall(r"<img [^>]*>", page)
+    figures = [i for i in images if "_images/" in i]
+    assert len(figures) >= 4, f"expected a figure for each key idea, found {len(figures)}"
+    missing = [i for i in figures if not re.search(r'alt="[^"]{20,}"', i)]
+    assert not missing, f"figures without alt text: {missing}"
+    assert 'class="cell_output' in page, "no executed output on the chapter page"
+    assert "Traceback" not in page_text(book / "book" / f"{assignment}.html")
+
+
+def test_no_solution_line_in_the_book(book):
+    secrets = [line for a in assignment_ids() for line in secret_lines(a)]
+    pages = {p: page_text(p) for p in book.rglob("*.html")}
+    sources = {p: p.read_text() for p in (book / "_sources").rglob("*") if p.is_file()}
+    for path, text in {**pages, **sources}.items():
+        leaked = [line for line in secrets if line in text]
+        assert not leaked, f"{path} shows solution or hidden-test lines: {leaked[:3]}"
+        assert "BEGIN SOLUTION" not in text and "BEGIN HIDDEN TESTS" not in text, path
+
+
+def test_instructor_material_is_not_in_the_book(book):
+    for folder in ("solutions", "autograde", "tests"):
+        assert not (book / folder).exists(), f"{folder}/ was built into the book"
+        assert not (book / "_sources" / folder).exists()
+
+
+def test_bibliography_lists_the_cited_papers(book):
+    text = page_text(book / "book" / "references.html")
+    for author in ("Nadaraya", "Watson", "Vaswani", "Bridle"):
+        assert author in text
