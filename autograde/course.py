@@ -48,6 +48,23 @@ def source_notebook(assignment: str) -> nbformat.NotebookNode:
     return nb
 
 
+def solution_cell_ids(assignment: str) -> list[str]:
+    """Grade ids of the cells a student fills in, in notebook order."""
+    return [c.metadata["nbgrader"]["grade_id"] for c in source_notebook(assignment).cells
+            if c.metadata.get("nbgrader", {}).get("solution")]
+
+
+def graded_cell_ids(assignment: str) -> list[str]:
+    """Grade ids of the autograded test cells, in notebook order."""
+    return [c.metadata["nbgrader"]["grade_id"] for c in source_notebook(assignment).cells
+            if c.metadata.get("nbgrader", {}).get("grade") and c.cell_type == "code"]
+
+
+def cells_checking(grade_id: str, test_cells: list[str]) -> list[str]:
+    """The test cells that check solution cell `grade_id`: ``test_<id>`` and ``test_<id>_<aspect>``."""
+    return [c for c in test_cells if c == f"test_{grade_id}" or c.startswith(f"test_{grade_id}_")]
+
+
 def nbgrader_config(root: Path) -> Config:
     """This course's nbgrader configuration, with the course directory moved to `root`.
 

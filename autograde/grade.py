@@ -11,11 +11,13 @@ from __future__ import annotations
 
 import csv
 import shutil
+import warnings
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import nbformat
 from nbgrader.api import Gradebook, MissingEntry
+from sqlalchemy.exc import SAWarning
 from tqdm import tqdm
 
 from .course import assignment_ids, make_course
@@ -168,8 +170,11 @@ def grade(submissions: Path, out: Path, assignments: list[str] | None = None, pr
         target.parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(notebook, target)
     todo = [key for key in found if key not in outcomes]
-    for student, assignment in tqdm(todo, desc="grading", unit="notebook", disable=not progress):
-        outcomes[(student, assignment)] = autograde_one(api, student, assignment)
+    with warnings.catch_warnings():
+        # nbgrader's own gradebook code trips SQLAlchemy's autoflush warnings; they are not the instructor's concern.
+        warnings.simplefilter("ignore", SAWarning)
+        for student, assignment in tqdm(todo, desc="grading", unit="notebook", disable=not progress):
+            outcomes[(student, assignment)] = autograde_one(api, student, assignment)
 
     rows: list[CellResult] = []
     with Gradebook(api.coursedir.db_url) as gradebook:

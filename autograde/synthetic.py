@@ -5,6 +5,7 @@ Used by the tests (reference, untouched notebook, mutants) and by benchmarks.
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import nbformat
 
@@ -45,3 +46,38 @@ def completed_notebook(assignment: str, replacements: dict[str, str] | None = No
         if grade_id in reference:
             cell.source = replacements.get(grade_id, solution_code(reference[grade_id]))
     return nb
+
+
+def mutant_files(mutants: Path) -> list[tuple[str, str, Path]]:
+    """(assignment, grade_id, path) of every mutant file ``mutants/<a>/<grade_id>/<name>.py``, sorted."""
+    return sorted((p.parent.parent.name, p.parent.name, p) for p in Path(mutants).glob("*/*/*.py"))
+
+
+def mutant_student(grade_id: str, path: Path) -> str:
+    """The student id under which the mutant at `path` (replacing cell `grade_id`) is graded."""
+    return f"mutant--{grade_id}--{Path(path).stem}"
+
+
+def write_submission(nb: nbformat.NotebookNode, folder: Path, student: str, assignment: str) -> Path:
+    """Write `nb` where nbgrader's submitted layout expects it; returns the path."""
+    target = Path(folder) / student / assignment / f"{assignment}.ipynb"
+    target.parent.mkdir(parents=True, exist_ok=True)
+    nbformat.write(nb, target)
+    return target
+
+
+def write_reference_class(folder: Path, assignments: list[str], mutants: Path) -> None:
+    """Fill `folder` with the submissions that test the grading of `assignments`.
+
+    Student ``reference`` completes every notebook with the reference solution,
+    ``untouched`` hands in the student notebooks as released, and each mutant
+    under `mutants` is one student (see :func:`mutant_student`) whose notebook is
+    the reference except for the one cell the mutant replaces.
+    """
+    for assignment in assignments:
+        write_submission(completed_notebook(assignment), folder, "reference", assignment)
+        write_submission(student_notebook(assignment), folder, "untouched", assignment)
+    for assignment, grade_id, path in mutant_files(mutants):
+        if assignment in assignments:
+            nb = completed_notebook(assignment, {grade_id: path.read_text()})
+            write_submission(nb, folder, mutant_student(grade_id, path), assignment)

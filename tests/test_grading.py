@@ -2,14 +2,13 @@
 import subprocess
 import sys
 
-from autograde.course import REPO, assignment_ids
-from conftest import grade_cells
+from autograde.course import REPO, assignment_ids, graded_cell_ids
 
 FIRST = assignment_ids()[0]
 
 
 def test_missing_notebook_gets_rows(graded):
-    cells = grade_cells(FIRST)
+    cells = graded_cell_ids(FIRST)
     rows = [graded["scores"][("no-notebook", FIRST, c)] for c in cells]
     assert {r["status"] for r in rows} == {"missing"}
     assert all(float(r["score"]) == 0 for r in rows)
@@ -17,7 +16,7 @@ def test_missing_notebook_gets_rows(graded):
 
 
 def test_file_that_is_not_a_notebook_gets_error_rows(graded):
-    rows = [graded["scores"][("not-a-notebook", FIRST, c)] for c in grade_cells(FIRST)]
+    rows = [graded["scores"][("not-a-notebook", FIRST, c)] for c in graded_cell_ids(FIRST)]
     assert {r["status"] for r in rows} == {"error"}
     assert all(float(r["score"]) == 0 and r["message"] for r in rows)
 

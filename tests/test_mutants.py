@@ -3,16 +3,17 @@ from collections import Counter
 
 import pytest
 
-from autograde.course import assignment_ids
-from conftest import grade_cells, mutant_student, mutants, solution_cells, cells_testing
+from autograde.course import assignment_ids, cells_checking, graded_cell_ids, solution_cell_ids
+from autograde.synthetic import mutant_student
+from conftest import mutants
 
 MUTANTS = mutants()
 
 
 @pytest.mark.parametrize(("assignment", "grade_id", "path"), MUTANTS, ids=[f"{a}::{g}/{p.stem}" for a, g, p in MUTANTS])
 def test_mutant_loses_points(graded, assignment, grade_id, path):
-    student = mutant_student(assignment, grade_id, path)
-    cells = cells_testing(grade_id, grade_cells(assignment))
+    student = mutant_student(grade_id, path)
+    cells = cells_checking(grade_id, graded_cell_ids(assignment))
     assert cells, f"{grade_id} has no test cells"
     rows = [graded["scores"][(student, assignment, c)] for c in cells]
     score = sum(float(r["score"]) for r in rows)
@@ -25,10 +26,10 @@ def test_mutant_loses_points(graded, assignment, grade_id, path):
 @pytest.mark.parametrize("assignment", assignment_ids())
 def test_every_graded_function_has_three_mutants(assignment):
     counts = Counter(g for a, g, _ in MUTANTS if a == assignment)
-    few = {g: counts[g] for g in solution_cells(assignment) if counts[g] < 3}
+    few = {g: counts[g] for g in solution_cell_ids(assignment) if counts[g] < 3}
     assert not few, f"solution cells with fewer than 3 mutants under tests/mutants/{assignment}/: {few}"
 
 
 def test_mutants_name_real_cells():
     for assignment, grade_id, path in MUTANTS:
-        assert grade_id in solution_cells(assignment), f"{path} replaces no solution cell of {assignment}"
+        assert grade_id in solution_cell_ids(assignment), f"{path} replaces no solution cell of {assignment}"

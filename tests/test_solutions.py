@@ -1,10 +1,9 @@
 """The reference solutions pass every test cell; the untouched student notebook passes none."""
 import pytest
 
-from autograde.course import assignment_ids
-from conftest import grade_cells, solution_cells, cells_testing
+from autograde.course import assignment_ids, cells_checking, graded_cell_ids, solution_cell_ids
 
-CELLS = [(a, g) for a in assignment_ids() for g in grade_cells(a)]
+CELLS = [(a, g) for a in assignment_ids() for g in graded_cell_ids(a)]
 IDS = [f"{a}::{g}" for a, g in CELLS]
 
 
@@ -24,8 +23,8 @@ def test_untouched_notebook_scores_zero(graded, assignment, grade_id):
 
 @pytest.mark.parametrize("assignment", assignment_ids())
 def test_every_solution_cell_is_tested(assignment):
-    cells = grade_cells(assignment)
-    untested = [s for s in solution_cells(assignment) if not cells_testing(s, cells)]
+    cells = graded_cell_ids(assignment)
+    untested = [s for s in solution_cell_ids(assignment) if not cells_checking(s, cells)]
     assert not untested, f"solution cells without test cells: {untested}"
 
 

@@ -1,0 +1,84 @@
+"""Measure each exercise notebook: graded run time, points per exercise, mutants killed.
+
+Run on one core, as a grading worker would:
+
+    taskset -c 0 .venv/bin/python benchmarks/chapter_report.py
+
+For each assignment it (1) executes the instructor notebook (reference
+solutions and hidden tests) with nbclient and reports the wall time, kernel
+start included, and (2) grades the reference, the untouched student notebook
+and every mutant under tests/mutants/ with ``python -m autograde grade`` and
+reports the points of each exercise and how many of its mutants lose points.
+"""
+from __future__ import annotations
+
+import csv
+import subprocess
+import sys
+import tempfile
+import time
+from collections import defaultdict
+from pathlib import Path
+
+from nbclient import NotebookClient
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+
+from autograde.course import assignment_ids, cells_checking, graded_cell_ids, solution_cell_ids, source_notebook  # noqa: E402
+from autograde.synthetic import mutant_files, mutant_student, write_reference_class  # noqa: E402
+
+MUTANTS = REPO / "tests" / "mutants"
+
+
+def graded_run_seconds(assignment: str) -> float:
+    """Wall time to execute the reference notebook with its hidden tests, kernel start included."""
+    nb = source_notebook(assignment)
+    start = time.perf_counter()
+    with tempfile.TemporaryDirectory() as tmp:
+        NotebookClient(nb, timeout=600, kernel_name="python3", resources={"metadata": {"path": tmp}}).execute()
+    return time.perf_counter() - start
+
+
+def main() -> None:
+    assignments = assignment_ids()
+    for assignment in assignments:
+        runs = [graded_run_seconds(assignment) for _ in range(3)]
+        print(f"{assignment}: graded run of the reference notebook {min(runs):.1f} s (best of 3; {', '.join(f'{r:.1f}' for r in runs)})")
+
+    with tempfile.TemporaryDirectory() as tmp:
+        submissions, out = Path(tmp) / "submitted", Path(tmp) / "out"
+        write_reference_class(submissions, assignments, MUTANTS)
+        count = sum(1 for _ in submissions.glob("*/*/*.ipynb"))
+        start = time.perf_counter()
+        subprocess.run([sys.executable, "-m", "autograde", "grade", str(submissions), "--out", str(out), "--quiet"],
+                       cwd=REPO, check=True, capture_output=True)
+        seconds = time.perf_counter() - start
+        print(f"graded {count} notebooks in {seconds:.0f} s ({seconds / count:.1f} s per notebook, one at a time)")
+        with open(out / "scores.csv", newline="") as f:
+            scores = {(r["student_id"], r["assignment"], r["grade_id"]): r for r in csv.DictReader(f)}
+
+    for assignment in assignments:
+        tests = graded_cell_ids(assignment)
+        mutants = defaultdict(list)
+        for a, grade_id, path in mutant_files(MUTANTS):
+            if a == assignment:
+                mutants[grade_id].append(path)
+        print(f"\n{assignment}\n{'exercise':<20} {'points':>6} {'mutants':>8} {'killed':>7}  points lost by each mutant")
+        total = 0.0
+        for grade_id in solution_cell_ids(assignment):
+            cells = cells_checking(grade_id, tests)
+            points = sum(float(scores[("reference", assignment, c)]["max_score"]) for c in cells)
+            total += points
+            lost = []
+            for path in mutants[grade_id]:
+                got = sum(float(scores[(mutant_student(grade_id, path), assignment, c)]["score"]) for c in cells)
+                lost.append((path.stem, points - got))
+            killed = sum(1 for _, p in lost if p > 0)
+            detail = ", ".join(f"{name} -{p:g}" for name, p in lost)
+            print(f"{grade_id:<20} {points:>6g} {len(lost):>8} {killed:>7}  {detail}")
+        print(f"{'total':<20} {total:>6g}")
+
+
+if __name__ == "__main__":
+    main()
