@@ -51,4 +51,4 @@ def test_student_notebook_states_points(assignment):
     nb = source_notebook(assignment)
     total = sum(c.metadata["nbgrader"].get("points", 0) for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade"))
     intro = nb.cells[0].source
-    assert f"**{total}**" in intro, f"the opening cell should state the total of {total} points"
+    assert f"**{total:g}**" in intro, f"the opening cell should state the total of {total} points"

@@ -1,0 +1,3 @@
+# Rejects every implementation, the correct one included.
+def check_attention(attn_fn):
+    return False

@@ -1,0 +1,3 @@
+# Trusts every implementation.
+def check_attention(attn_fn):
+    return True

@@ -1,0 +1,8 @@
+# Uses the opposite mask polarity (nn.MultiheadAttention's): True = may NOT attend.
+def scaled_dot_product_attention(Q, K, V, mask=None):
+    Q, K, V = (np.asarray(a, dtype=float) for a in (Q, K, V))
+    scores = Q @ np.swapaxes(K, -1, -2) / np.sqrt(Q.shape[-1])
+    if mask is not None:
+        scores = np.where(np.asarray(mask, dtype=bool), -np.inf, scores)
+    weights = softmax(scores, axis=-1)
+    return weights @ V, weights

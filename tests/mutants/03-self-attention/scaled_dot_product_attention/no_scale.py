@@ -1,0 +1,8 @@
+# Forgets to divide the scores by sqrt(d_k).
+def scaled_dot_product_attention(Q, K, V, mask=None):
+    Q, K, V = (np.asarray(a, dtype=float) for a in (Q, K, V))
+    scores = Q @ np.swapaxes(K, -1, -2)
+    if mask is not None:
+        scores = np.where(np.asarray(mask, dtype=bool), scores, -np.inf)
+    weights = softmax(scores, axis=-1)
+    return weights @ V, weights
