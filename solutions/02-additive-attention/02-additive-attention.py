@@ -1,0 +1,499 @@
+# ---
+# jupyter:
+#   kernelspec:
+#     display_name: Python 3 (ipykernel)
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown] nbgrader={"grade": false, "grade_id": "intro", "locked": true, "schema_version": 3, "solution": false}
+# # Exercise 2: additive attention
+#
+# In this notebook you build the additive attention of Bahdanau, Cho and
+# Bengio (2015), first in NumPy, then as a PyTorch module, and wire it into an
+# encoder–decoder that learns to reverse sequences of digits. If your
+# attention is right, the decoder learns where to look: output position $t$
+# attends to source position $L - 1 - t$.
+#
+# | # | you build | points |
+# |---|---|---|
+# | 1 | `additive_scores(queries, keys, W_q, W_k, w_v)` | 3 |
+# | 2 | `masked_softmax(scores, mask)` | 3 |
+# | 3 | `AdditiveAttention(query_dim, key_dim, hidden_dim)`, a `torch.nn.Module` | 4 |
+# | 4 | `decoder_attention` and `build_model`: wire attention into a decoder and train it | 4 |
+# | | **total** | **14** |
+#
+# **How to work.** Replace every `raise NotImplementedError()` with your code.
+# Keep the names and arguments: the grader calls them. Do not edit or delete
+# test cells; the grader restores its own copy of each.
+#
+# **How it is graded.** The visible tests after each exercise check shapes and
+# one worked example; run them. Grading adds hidden tests to the cells marked
+# *hidden tests*: agreement of your module with your NumPy functions, masks of
+# several shapes, fully masked rows, gradients, float32 and float64, batch and
+# length 1. Exercise 4 is graded on the accuracy of the trained model and on
+# whether its attention finds the true source positions. A test cell earns its
+# points when it runs without an error.
+#
+# **Conventions.** Masks are boolean and **`True` means "may attend"**. A
+# query whose keys are all masked gets all-zero weights and a zero output
+# (never `nan`). Weight matrices multiply on the right in NumPy (`x @ W`). The
+# whole notebook, training included, runs in about 10 seconds on one CPU core.
+
+# %% nbgrader={"grade": false, "grade_id": "setup", "locked": true, "schema_version": 3, "solution": false}
+import math
+import warnings
+
+import numpy as np
+import torch
+from torch import nn
+
+
+def expect_shape(actual, shape, what):
+    """Fail with a readable message unless `actual` has shape `shape`."""
+    actual = tuple(np.shape(actual))
+    assert actual == tuple(shape), f"{what} should have shape {tuple(shape)}, but it has shape {actual}."
+
+
+def expect_close(actual, expected, what, atol=1e-8, rtol=1e-6):
+    """Fail with a readable message unless `actual` matches `expected` entry by entry."""
+    actual = np.asarray(actual.detach() if torch.is_tensor(actual) else actual, dtype=float)
+    expected = np.asarray(expected.detach() if torch.is_tensor(expected) else expected, dtype=float)
+    expect_shape(actual, expected.shape, what)
+    nan = np.isnan(actual) & ~np.isnan(expected)
+    if nan.any():
+        idx = tuple(int(i) for i in np.argwhere(nan)[0])
+        raise AssertionError(f"{what} contains NaN, first at index {idx}; expected {expected[idx]:.6g}. "
+                             "A fully masked row must give zero weights, not 0 / 0.")
+    bad = ~np.isclose(actual, expected, atol=atol, rtol=rtol, equal_nan=True)
+    if bad.any():
+        idx = tuple(int(i) for i in np.argwhere(bad)[0])
+        raise AssertionError(f"{what} is wrong at index {idx}: expected {expected[idx]:.6g}, got "
+                             f"{actual[idx]:.6g} ({int(bad.sum())} of {bad.size} entries differ).")
+
+
+# %% [markdown] nbgrader={"grade": false, "grade_id": "additive_md", "locked": true, "schema_version": 3, "solution": false}
+# ## 1. The additive score (3 points)
+#
+# Bahdanau et al. score a query $\mathbf{q}_i \in \mathbb{R}^{d_q}$ against a
+# key $\mathbf{k}_j \in \mathbb{R}^{d_k}$ with a one-hidden-layer network:
+#
+# $$S_{ij} = \tanh\!\left(\mathbf{q}_i W_q + \mathbf{k}_j W_k\right) \cdot \mathbf{w}_v ,$$
+#
+# with $W_q \in \mathbb{R}^{d_q \times h}$, $W_k \in \mathbb{R}^{d_k \times h}$
+# and $\mathbf{w}_v \in \mathbb{R}^{h}$. Queries and keys may have different
+# sizes. Write `additive_scores(queries, keys, W_q, W_k, w_v)` for queries
+# `(m, d_q)` and keys `(n, d_k)`, returning the `(m, n)` score matrix without
+# Python loops. Hint: `(queries @ W_q)[:, None, :] + (keys @ W_k)[None, :, :]`
+# has shape `(m, n, h)`.
+
+# %% nbgrader={"grade": false, "grade_id": "additive_scores", "locked": false, "schema_version": 3, "solution": true}
+def additive_scores(queries, keys, W_q, W_k, w_v):
+    """tanh(q_i W_q + k_j W_k) . w_v: (m, d_q), (n, d_k), (d_q, h), (d_k, h), (h,) -> (m, n)."""
+    ### BEGIN SOLUTION
+    hidden = (np.asarray(queries, dtype=float) @ W_q)[:, None, :] + (np.asarray(keys, dtype=float) @ W_k)[None, :, :]
+    return np.tanh(hidden) @ np.asarray(w_v, dtype=float)
+    ### END SOLUTION
+
+
+# %% nbgrader={"grade": true, "grade_id": "test_additive_scores", "locked": true, "points": 1, "schema_version": 3, "solution": false}
+# Visible test: shape and one worked example with h = 1.
+queries = np.array([[1.0], [0.0]])           # (m, d_q) = (2, 1)
+keys = np.array([[0.0, 1.0], [1.0, 0.0], [0.0, 0.0]])  # (n, d_k) = (3, 2)
+got = additive_scores(queries, keys, W_q=np.array([[1.0]]), W_k=np.array([[0.5], [-1.0]]), w_v=np.array([2.0]))
+expect_shape(got, (2, 3), "additive_scores for 2 queries and 3 keys")
+expect_close(got, [[0.0, 2 * np.tanh(1.5), 2 * np.tanh(1.0)], [2 * np.tanh(-1.0), 2 * np.tanh(0.5), 0.0]],
+             "additive_scores (row i: query i; column j: key j; S_ij = tanh(q_i W_q + k_j W_k) . w_v)")
+
+# %% nbgrader={"grade": true, "grade_id": "test_additive_scores_oracle", "locked": true, "points": 2, "schema_version": 3, "solution": false}
+# Hidden tests: random sizes (d_q != d_k, h = 1) against a loop over every pair.
+### BEGIN HIDDEN TESTS
+rng = np.random.default_rng(0)
+for m, n, d_q, d_k, h in [(3, 4, 2, 5, 6), (1, 1, 1, 1, 1), (5, 2, 4, 4, 3)]:
+    q, k = rng.normal(size=(m, d_q)), rng.normal(size=(n, d_k))
+    W_q, W_k, w_v = rng.normal(size=(d_q, h)), rng.normal(size=(d_k, h)), rng.normal(size=h)
+    oracle = np.array([[sum(math.tanh(sum(q[i, a] * W_q[a, t] for a in range(d_q)) + sum(k[j, b] * W_k[b, t] for b in range(d_k)))
+                            * w_v[t] for t in range(h)) for j in range(n)] for i in range(m)])
+    expect_close(additive_scores(q, k, W_q, W_k, w_v), oracle,
+                 f"additive_scores for m={m}, n={n}, d_q={d_q}, d_k={d_k}, h={h} (tanh of the sum, then the dot product with w_v)")
+### END HIDDEN TESTS
+
+# %% [markdown] nbgrader={"grade": false, "grade_id": "masked_softmax_md", "locked": true, "schema_version": 3, "solution": false}
+# ## 2. Masked softmax (3 points)
+#
+# Sequences in a batch have different lengths, so the shorter ones are padded,
+# and a query must not attend to padding. Write `masked_softmax(scores, mask)`:
+# softmax over the last axis of `scores` in which every entry where `mask` is
+# `False` gets weight exactly 0. `mask` is boolean and broadcastable to
+# `scores` (e.g. `(n,)`, `(m, n)`, `(batch, 1, n)`). It must be numerically
+# stable (scores like 1e4), raise no warnings, and give all-zero weights to a
+# row whose entries are all masked. Hint: replace masked scores by `-np.inf`,
+# not by a large negative number: why?
+
+# %% nbgrader={"grade": false, "grade_id": "masked_softmax", "locked": false, "schema_version": 3, "solution": true}
+def masked_softmax(scores, mask):
+    """Softmax over the last axis, with weight 0 where mask is False and all-zero rows where all is masked."""
+    ### BEGIN SOLUTION
+    scores = np.where(np.asarray(mask, dtype=bool), np.asarray(scores, dtype=float), -np.inf)
+    shift = np.max(scores, axis=-1, keepdims=True)
+    shift = np.where(np.isfinite(shift), shift, 0.0)
+    e = np.exp(scores - shift)
+    total = e.sum(axis=-1, keepdims=True)
+    return np.divide(e, total, out=np.zeros_like(e), where=total > 0)
+    ### END SOLUTION
+
+
+# %% nbgrader={"grade": true, "grade_id": "test_masked_softmax", "locked": true, "points": 1, "schema_version": 3, "solution": false}
+# Visible test: shape and one worked example.
+scores = np.array([[1.0, 2.0, 3.0], [0.0, 0.0, 0.0]])
+got = masked_softmax(scores, np.array([[True, True, False], [True, True, True]]))
+expect_shape(got, (2, 3), "masked_softmax of a (2, 3) array")
+expect_close(got, [[0.26894142, 0.73105858, 0.0], [1 / 3, 1 / 3, 1 / 3]],
+             "masked_softmax (row 0 may attend to keys 0 and 1 only; row 1 to all three)")
+
+# %% nbgrader={"grade": true, "grade_id": "test_masked_softmax_edges", "locked": true, "points": 2, "schema_version": 3, "solution": false}
+# Hidden tests: mask polarity, broadcasting masks, fully masked rows, large scores, no warnings.
+### BEGIN HIDDEN TESTS
+rng = np.random.default_rng(1)
+with warnings.catch_warnings():
+    warnings.simplefilter("error")
+    got = masked_softmax(np.array([[5.0, 1.0, 2.0]]), np.array([[False, True, True]]))
+    assert got[0, 0] == 0, (
+        f"key 0 is masked (mask False) but gets weight {got[0, 0]:.3f}: mask True means 'may attend', "
+        "so the keys to hide are where the mask is False.")
+    got = masked_softmax(np.array([[1.0, 2.0], [3.0, 4.0]]), np.array([[False, False], [True, False]]))
+    expect_close(got, [[0.0, 0.0], [1.0, 0.0]],
+                 "masked_softmax with a fully masked row 0 (all-zero weights, not nan and not uniform)")
+    got = masked_softmax(np.array([1e4, 0.0, -1e4]), np.array([True, True, True]))
+    expect_close(got, [1.0, 0.0, 0.0], "masked_softmax([1e4, 0, -1e4]) (subtract the largest allowed score)")
+    scores = rng.normal(size=(2, 3, 4))
+    pad = np.array([[True, True, True, False], [True, False, False, False]])[:, None, :]  # (2, 1, 4)
+    got = masked_softmax(scores, pad)
+    expect_shape(got, (2, 3, 4), "masked_softmax with a (2, 1, 4) padding mask")
+    for b in range(2):
+        for i in range(3):
+            allowed = pad[b, 0]
+            e = np.exp(scores[b, i, allowed] - scores[b, i, allowed].max())
+            expect_close(got[b, i, allowed], e / e.sum(), f"batch {b}, query {i}: softmax over its allowed keys")
+            assert np.all(got[b, i, ~allowed] == 0), f"batch {b}, query {i} gives weight to padding"
+    got = masked_softmax(np.array([[2.0, 1.0], [0.5, 0.5]]), np.array([True, False]))
+    expect_close(got, [[1.0, 0.0], [1.0, 0.0]], "masked_softmax with a mask of shape (n,) shared by all rows")
+### END HIDDEN TESTS
+
+# %% [markdown] nbgrader={"grade": false, "grade_id": "module_md", "locked": true, "schema_version": 3, "solution": false}
+# ## 3. Additive attention as a PyTorch module (4 points)
+#
+# Write `AdditiveAttention(query_dim, key_dim, hidden_dim)` with exactly these
+# parameters (the names matter: the grader loads weights into them):
+#
+# - `self.W_q = nn.Linear(query_dim, hidden_dim, bias=False)`
+# - `self.W_k = nn.Linear(key_dim, hidden_dim, bias=False)`
+# - `self.w_v = nn.Linear(hidden_dim, 1, bias=False)`
+#
+# `forward(queries, keys, values, mask=None)` takes queries `(B, m, d_q)`,
+# keys `(B, n, d_k)`, values `(B, n, d_v)` and an optional boolean mask of
+# shape `(B, m, n)` or `(B, 1, n)`, and returns `(output (B, m, d_v), weights (B, m, n))`.
+# Use only PyTorch operations so gradients flow, and make sure a fully masked
+# query gives zero weights **and finite gradients** (softmax of a row of
+# `-inf` is `nan`, and so is its gradient: give such rows finite scores before
+# softmax, then zero their weights). Note that `nn.Linear(a, b)` stores a
+# weight of shape `(b, a)` and computes `x @ weight.T`.
+
+# %% nbgrader={"grade": false, "grade_id": "AdditiveAttention", "locked": false, "schema_version": 3, "solution": true}
+class AdditiveAttention(nn.Module):
+    """Additive attention: (B, m, d_q), (B, n, d_k), (B, n, d_v) -> ((B, m, d_v), (B, m, n))."""
+
+    def __init__(self, query_dim, key_dim, hidden_dim):
+        super().__init__()
+        ### BEGIN SOLUTION
+        self.W_q = nn.Linear(query_dim, hidden_dim, bias=False)
+        self.W_k = nn.Linear(key_dim, hidden_dim, bias=False)
+        self.w_v = nn.Linear(hidden_dim, 1, bias=False)
+        ### END SOLUTION
+
+    def forward(self, queries, keys, values, mask=None):
+        ### BEGIN SOLUTION
+        hidden = torch.tanh(self.W_q(queries)[:, :, None, :] + self.W_k(keys)[:, None, :, :])  # (B, m, n, h)
+        scores = self.w_v(hidden).squeeze(-1)  # (B, m, n)
+        if mask is None:
+            weights = scores.softmax(dim=-1)
+        else:
+            mask = torch.as_tensor(mask, dtype=torch.bool, device=scores.device)
+            has_key = mask.any(dim=-1, keepdim=True)
+            scores = scores.masked_fill(~mask, float("-inf")).masked_fill(~has_key, 0.0)
+            weights = scores.softmax(dim=-1) * has_key
+        return weights @ values, weights
+        ### END SOLUTION
+
+
+# %% nbgrader={"grade": true, "grade_id": "test_AdditiveAttention", "locked": true, "points": 1, "schema_version": 3, "solution": false}
+# Visible test: parameter shapes and output shapes.
+torch.manual_seed(0)
+attention = AdditiveAttention(query_dim=3, key_dim=5, hidden_dim=4)
+for name, shape in [("W_q", (4, 3)), ("W_k", (4, 5)), ("w_v", (1, 4))]:
+    layer = getattr(attention, name, None)
+    assert isinstance(layer, nn.Linear) and layer.bias is None, f"{name} must be an nn.Linear without bias"
+    expect_shape(layer.weight, shape, f"{name}.weight")
+out, w = attention(torch.randn(2, 6, 3), torch.randn(2, 7, 5), torch.randn(2, 7, 8))
+expect_shape(out, (2, 6, 8), "the output for B=2, m=6, d_v=8")
+expect_shape(w, (2, 6, 7), "the weights for B=2, m=6, n=7")
+expect_close(w.sum(-1), torch.ones(2, 6), "the sum of each query's weights over the keys")
+
+# %% nbgrader={"grade": true, "grade_id": "test_AdditiveAttention_numpy", "locked": true, "points": 1, "schema_version": 3, "solution": false}
+# Hidden tests: the module equals additive_scores + masked_softmax given the same weights.
+### BEGIN HIDDEN TESTS
+torch.manual_seed(1)
+attention = AdditiveAttention(3, 5, 4).double()
+q, k, v = torch.randn(2, 4, 3, dtype=torch.float64), torch.randn(2, 6, 5, dtype=torch.float64), torch.randn(2, 6, 2, dtype=torch.float64)
+mask = torch.rand(2, 4, 6) < 0.7
+mask[..., 0] = True
+W_q, W_k, w_v = (layer.weight.detach().numpy() for layer in (attention.W_q, attention.W_k, attention.w_v))
+for name, msk in [("no mask", None), ("a (B, m, n) mask", mask)]:
+    out, w = attention(q, k, v, msk)
+    for b in range(2):
+        s = additive_scores(q[b].numpy(), k[b].numpy(), W_q.T, W_k.T, w_v[0])
+        ref_w = masked_softmax(s, np.ones_like(s, dtype=bool) if msk is None else msk[b].numpy())
+        expect_close(w[b], ref_w, f"the weights of batch item {b} with {name}, compared with masked_softmax(additive_scores(...)) "
+                     "using the module's weights (W_q.weight.T, W_k.weight.T, w_v.weight[0])", atol=1e-10)
+        expect_close(out[b], ref_w @ v[b].numpy(), f"the output of batch item {b} with {name} (weights @ values)", atol=1e-10)
+### END HIDDEN TESTS
+
+# %% nbgrader={"grade": true, "grade_id": "test_AdditiveAttention_masks", "locked": true, "points": 1, "schema_version": 3, "solution": false}
+# Hidden tests: (B, 1, n) and (B, m, n) masks, fully masked queries, finite gradients under masks.
+### BEGIN HIDDEN TESTS
+torch.manual_seed(2)
+attention = AdditiveAttention(4, 4, 8).double()
+q = torch.randn(2, 3, 4, dtype=torch.float64, requires_grad=True)
+k = torch.randn(2, 5, 4, dtype=torch.float64, requires_grad=True)
+v = torch.randn(2, 5, 3, dtype=torch.float64, requires_grad=True)
+pad = torch.tensor([[True, True, True, False, False], [True, True, True, True, True]])[:, None, :]
+out, w = attention(q, k, v, pad)
+assert torch.all(w[0, :, 3:] == 0), "with a (B, 1, n) padding mask, batch item 0 must give keys 3 and 4 weight 0"
+assert w[0, :, :3].sum().item() > 0, "mask True means 'may attend': keys 0-2 of batch item 0 must get the weight"
+expect_close(w.sum(-1), torch.ones(2, 3), "the sum of each query's weights under a (B, 1, n) mask")
+full = torch.ones(2, 3, 5, dtype=torch.bool)
+full[1, 2] = False  # query 2 of batch item 1 may attend to nothing
+out, w = attention(q, k, v, full)
+expect_close(w[1, 2], torch.zeros(5), "the weights of a fully masked query (zeros, not nan)")
+expect_close(out[1, 2], torch.zeros(3), "the output of a fully masked query (a zero vector)")
+(out.sum() + w.sum()).backward()
+for name, t in [("queries", q), ("keys", k), ("values", v)] + [(n, p) for n, p in attention.named_parameters()]:
+    assert t.grad is not None and torch.isfinite(t.grad).all(), (
+        f"the gradient with respect to {name} is not finite when a query is fully masked: give fully masked rows "
+        "finite scores before softmax, then set their weights to 0")
+### END HIDDEN TESTS
+
+# %% nbgrader={"grade": true, "grade_id": "test_AdditiveAttention_dtypes", "locked": true, "points": 1, "schema_version": 3, "solution": false}
+# Hidden tests: float32 and float64, batch size 1, a single query and a single key.
+### BEGIN HIDDEN TESTS
+for dtype in (torch.float32, torch.float64):
+    torch.manual_seed(3)
+    attention = AdditiveAttention(2, 3, 4).to(dtype)
+    for B, m, n in [(1, 1, 1), (1, 4, 2), (3, 1, 5)]:
+        out, w = attention(torch.randn(B, m, 2, dtype=dtype), torch.randn(B, n, 3, dtype=dtype),
+                           torch.randn(B, n, 6, dtype=dtype), torch.ones(B, 1, n, dtype=torch.bool))
+        assert out.dtype == dtype and w.dtype == dtype, f"in {dtype} the outputs must stay {dtype}, got {out.dtype}"
+        expect_shape(out, (B, m, 6), f"the output for B={B}, m={m}, n={n} in {dtype}")
+        expect_close(w.sum(-1), torch.ones(B, m), f"the weight sums for B={B}, m={m}, n={n} in {dtype}", atol=1e-6)
+### END HIDDEN TESTS
+
+# %% [markdown] nbgrader={"grade": false, "grade_id": "seq2seq_md", "locked": true, "schema_version": 3, "solution": false}
+# ## 4. An encoder–decoder that learns to align (4 points)
+#
+# The task: read a sequence of 3 to 8 digits and write it reversed. Batches
+# hold sequences of different lengths, padded at the end with `PAD`. The cell
+# below gives you everything but the attention:
+#
+# - `Encoder`: embeddings and a bidirectional GRU; it returns one state per
+#   source position, `encoder_outputs (B, n, HIDDEN)`, and an initial decoder
+#   state `(B, HIDDEN)`;
+# - `Decoder`: at each output step $t$ it updates its GRU state
+#   $\mathbf{s}_t$, then asks `decoder_attention(self.attention, s_t, encoder_outputs, source_mask)`
+#   for a context vector, and predicts the next digit from $[\mathbf{s}_t; \text{context}]$;
+# - `train_reversal(build_model)` seeds PyTorch, calls `build_model()` and
+#   trains the model for 400 steps (a few seconds); `evaluate_reversal(model)`
+#   decodes 500 fresh sequences greedily and returns the digit accuracy, the
+#   share of output digits whose largest attention weight is on the true source
+#   position, and an example's weights.
+
+# %% nbgrader={"grade": false, "grade_id": "seq2seq_setup", "locked": true, "schema_version": 3, "solution": false}
+PAD, BOS, VOCAB, HIDDEN, MIN_LEN, MAX_LEN = 10, 11, 12, 32, 3, 8
+
+
+def make_reversal_batch(batch_size, generator, min_len=MIN_LEN, max_len=MAX_LEN):
+    """Random digit sequences and their reversals: (source, target, lengths), padded to max_len with PAD."""
+    lengths = torch.randint(min_len, max_len + 1, (batch_size,), generator=generator)
+    positions = torch.arange(max_len)
+    padding = positions[None] >= lengths[:, None]
+    source = torch.randint(0, 10, (batch_size, max_len), generator=generator).masked_fill(padding, PAD)
+    reversed_index = (lengths[:, None] - 1 - positions[None]).clamp(min=0)
+    target = torch.gather(source, 1, reversed_index).masked_fill(padding, PAD)
+    return source, target, lengths
+
+
+class Encoder(nn.Module):
+    """Embeddings and a bidirectional GRU: source (B, n) -> (outputs (B, n, HIDDEN), state (B, HIDDEN))."""
+
+    def __init__(self, hidden=HIDDEN):
+        super().__init__()
+        self.embed = nn.Embedding(VOCAB, hidden)
+        self.rnn = nn.GRU(hidden, hidden, batch_first=True, bidirectional=True)
+        self.merge = nn.Linear(2 * hidden, hidden)
+        self.init_state = nn.Linear(2 * hidden, hidden)
+
+    def forward(self, source):
+        outputs, last = self.rnn(self.embed(source))
+        return self.merge(outputs), torch.tanh(self.init_state(torch.cat([last[0], last[1]], dim=-1)))
+
+
+class Decoder(nn.Module):
+    """A GRU decoder that consults `attention` over the encoder outputs at every step."""
+
+    def __init__(self, attention, hidden=HIDDEN):
+        super().__init__()
+        self.attention = attention
+        self.embed = nn.Embedding(VOCAB, hidden)
+        self.cell = nn.GRUCell(hidden, hidden)
+        self.predict = nn.Linear(2 * hidden, VOCAB)
+
+    def step(self, token, state, encoder_outputs, source_mask):
+        """One output step: (logits (B, VOCAB), new state (B, HIDDEN), attention weights (B, n))."""
+        state = self.cell(self.embed(token), state)
+        context, weights = decoder_attention(self.attention, state, encoder_outputs, source_mask)
+        return self.predict(torch.cat([state, context], dim=-1)), state, weights
+
+
+class Seq2Seq(nn.Module):
+    """Encoder and decoder; forward uses teacher forcing and returns (logits (B, T, VOCAB), weights (B, T, n))."""
+
+    def __init__(self, encoder, decoder):
+        super().__init__()
+        self.encoder, self.decoder = encoder, decoder
+
+    def forward(self, source, target):
+        encoder_outputs, state = self.encoder(source)
+        source_mask = source != PAD
+        inputs = torch.cat([torch.full_like(target[:, :1], BOS), target[:, :-1]], dim=1)
+        logits, weights = [], []
+        for t in range(target.shape[1]):
+            step_logits, state, step_weights = self.decoder.step(inputs[:, t], state, encoder_outputs, source_mask)
+            logits.append(step_logits)
+            weights.append(step_weights)
+        return torch.stack(logits, dim=1), torch.stack(weights, dim=1)
+
+    @torch.no_grad()
+    def generate(self, source, steps):
+        """Greedy decoding: (predictions (B, steps), weights (B, steps, n))."""
+        encoder_outputs, state = self.encoder(source)
+        source_mask = source != PAD
+        token = torch.full(source.shape[:1], BOS, dtype=torch.long)
+        predictions, weights = [], []
+        for _ in range(steps):
+            logits, state, step_weights = self.decoder.step(token, state, encoder_outputs, source_mask)
+            token = logits.argmax(dim=-1)
+            predictions.append(token)
+            weights.append(step_weights)
+        return torch.stack(predictions, dim=1), torch.stack(weights, dim=1)
+
+
+def train_reversal(build_model, steps=400, batch_size=64, seed=0):
+    """Seed, build with build_model(), train with Adam; returns (model, list of losses)."""
+    torch.manual_seed(seed)
+    generator = torch.Generator().manual_seed(seed)
+    model = build_model()
+    optimizer = torch.optim.Adam(model.parameters(), lr=1e-2)
+    losses = []
+    for _ in range(steps):
+        source, target, _ = make_reversal_batch(batch_size, generator)
+        logits, _ = model(source, target)
+        loss = nn.functional.cross_entropy(logits.reshape(-1, VOCAB), target.reshape(-1), ignore_index=PAD)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        losses.append(loss.item())
+    return model, losses
+
+
+def evaluate_reversal(model, n=500, seed=1):
+    """(digit accuracy, share of digits whose attention argmax is the true source position, example weights)."""
+    generator = torch.Generator().manual_seed(seed)
+    source, target, lengths = make_reversal_batch(n, generator)
+    predictions, weights = model.generate(source, MAX_LEN)
+    valid = target != PAD
+    accuracy = ((predictions == target) & valid).sum().item() / valid.sum().item()
+    true_position = lengths[:, None] - 1 - torch.arange(MAX_LEN)[None]
+    aligned = ((weights.argmax(dim=-1) == true_position) & valid).sum().item() / valid.sum().item()
+    return accuracy, aligned, weights[0, : lengths[0], : lengths[0]]
+
+
+# %% [markdown] nbgrader={"grade": false, "grade_id": "wiring_md", "locked": true, "schema_version": 3, "solution": false}
+# Now wire your attention in:
+#
+# 1. `decoder_attention(attention, state, encoder_outputs, source_mask)`: the
+#    decoder state `state (B, HIDDEN)` is the query; the encoder outputs
+#    `(B, n, HIDDEN)` are both keys and values; `source_mask (B, n)` is `True`
+#    at real digits and `False` at padding. Call `attention` with the shapes
+#    your module expects and return `(context (B, HIDDEN), weights (B, n))`.
+# 2. `build_model()`: return `Seq2Seq(Encoder(), Decoder(attention))` with an
+#    `AdditiveAttention` whose query, key and hidden sizes are all `HIDDEN`.
+
+# %% nbgrader={"grade": false, "grade_id": "decoder_attention", "locked": false, "schema_version": 3, "solution": true}
+def decoder_attention(attention, state, encoder_outputs, source_mask):
+    """Attend from the decoder state (B, h) over encoder outputs (B, n, h): -> (context (B, h), weights (B, n))."""
+    ### BEGIN SOLUTION
+    context, weights = attention(state[:, None, :], encoder_outputs, encoder_outputs, source_mask[:, None, :])
+    return context[:, 0], weights[:, 0]
+    ### END SOLUTION
+
+
+def build_model():
+    """The encoder-decoder of this exercise with your AdditiveAttention in the decoder."""
+    ### BEGIN SOLUTION
+    return Seq2Seq(Encoder(), Decoder(AdditiveAttention(HIDDEN, HIDDEN, HIDDEN)))
+    ### END SOLUTION
+
+
+# %% nbgrader={"grade": false, "grade_id": "training_run", "locked": true, "schema_version": 3, "solution": false}
+# Train (a few seconds) and evaluate. This cell is what the tests below grade.
+model, losses = train_reversal(build_model)
+accuracy, alignment, example_weights = evaluate_reversal(model)
+print(f"loss {losses[0]:.2f} -> {losses[-1]:.3f}; accuracy {accuracy:.3f}; attention on the true position {alignment:.3f}")
+
+# %% [markdown] nbgrader={"grade": false, "grade_id": "plot_md", "locked": true, "schema_version": 3, "solution": false}
+# Optional: look at the alignment. For a reversal, the weights should form an
+# anti-diagonal.
+#
+# ```python
+# import matplotlib.pyplot as plt
+# plt.imshow(example_weights, cmap="cividis")
+# plt.xlabel("source position"); plt.ylabel("output step"); plt.colorbar(label="weight")
+# ```
+
+# %% nbgrader={"grade": true, "grade_id": "test_decoder_attention", "locked": true, "points": 1, "schema_version": 3, "solution": false}
+# Visible test: shapes of one decoder step, and padding gets no weight.
+torch.manual_seed(4)
+encoder_outputs = torch.randn(2, 5, HIDDEN)
+source_mask = torch.tensor([[True, True, True, False, False], [True] * 5])
+context, weights = decoder_attention(AdditiveAttention(HIDDEN, HIDDEN, HIDDEN), torch.randn(2, HIDDEN), encoder_outputs, source_mask)
+expect_shape(context, (2, HIDDEN), "the context vector of one decoder step")
+expect_shape(weights, (2, 5), "the attention weights of one decoder step")
+assert torch.all(weights[0, 3:] == 0), "the padding positions (source_mask False) must get weight 0"
+assert isinstance(build_model(), Seq2Seq), "build_model() must return a Seq2Seq"
+
+# %% nbgrader={"grade": true, "grade_id": "test_decoder_attention_accuracy", "locked": true, "points": 1.5, "schema_version": 3, "solution": false}
+# Hidden test: the trained model reverses at least 90% of the digits of fresh sequences.
+### BEGIN HIDDEN TESTS
+accuracy, alignment, _ = evaluate_reversal(model)
+assert accuracy >= 0.9, (
+    f"the trained model gets {accuracy:.1%} of the digits right; at least 90% is expected. Check that the context "
+    "depends on the decoder state (the query) and that padding is masked out.")
+### END HIDDEN TESTS
+
+# %% nbgrader={"grade": true, "grade_id": "test_decoder_attention_alignment", "locked": true, "points": 1.5, "schema_version": 3, "solution": false}
+# Hidden test: for at least 90% of the output digits, the largest attention weight is on the true source position.
+### BEGIN HIDDEN TESTS
+accuracy, alignment, _ = evaluate_reversal(model)
+assert alignment >= 0.9, (
+    f"the largest attention weight is on the true source position for only {alignment:.1%} of the digits; at least "
+    "90% is expected. Output step t of a sequence of length L should attend to source position L - 1 - t.")
+### END HIDDEN TESTS
