@@ -183,8 +183,9 @@ with warnings.catch_warnings():
 # %% [markdown] nbgrader={"grade": false, "grade_id": "module_md", "locked": true, "schema_version": 3, "solution": false}
 # ## 3. Additive attention as a PyTorch module (4 points)
 #
-# Write `AdditiveAttention(query_dim, key_dim, hidden_dim)` with exactly these
-# parameters (the names matter: the grader loads weights into them):
+# Complete `AdditiveAttention(query_dim, key_dim, hidden_dim)`. Its constructor
+# is given and creates exactly these parameters (the names matter: the grader
+# loads weights into them):
 #
 # - `self.W_q = nn.Linear(query_dim, hidden_dim, bias=False)`
 # - `self.W_k = nn.Linear(key_dim, hidden_dim, bias=False)`
@@ -205,11 +206,10 @@ class AdditiveAttention(nn.Module):
 
     def __init__(self, query_dim, key_dim, hidden_dim):
         super().__init__()
-        ### BEGIN SOLUTION
+        # Given: the parameters of the contract.
         self.W_q = nn.Linear(query_dim, hidden_dim, bias=False)
         self.W_k = nn.Linear(key_dim, hidden_dim, bias=False)
         self.w_v = nn.Linear(hidden_dim, 1, bias=False)
-        ### END SOLUTION
 
     def forward(self, queries, keys, values, mask=None):
         ### BEGIN SOLUTION
