@@ -1,0 +1,343 @@
+# ---
+# jupyter:
+#   kernelspec:
+#     display_name: Python 3 (ipykernel)
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown] nbgrader={"grade": false, "grade_id": "intro", "locked": true, "schema_version": 3, "solution": false}
+# # Exercise 4: attention over very long sequences
+#
+# Full attention holds an $m \times n$ matrix of scores. For a million keys
+# that no longer fits. In this notebook you compute exactly the same result
+# in bounded memory, by streaming over the keys with an *online softmax*
+# (Milakov & Gimelshein, 2018; Rabe & Staats, 2021), and you build the
+# key–value cache that makes generating one token at a time cheap.
+#
+# | # | you build | points |
+# |---|---|---|
+# | 1 | `online_softmax(x, chunk_size)`: softmax in chunks with a running maximum and normaliser | 3 |
+# | 2 | `streaming_attention(Q, K, V, chunk_size)`: attention over key chunks in bounded memory | 5 |
+# | 3 | `KVCache`: incremental decoding that equals full causal attention | 3 |
+# | | **total** | **11** |
+#
+# **How to work.** Replace every `raise NotImplementedError()` with your code.
+# Keep the names and arguments: the grader calls them. Do not edit or delete
+# test cells; the grader restores its own copy of each.
+#
+# **How it is graded.** Visible tests check shapes and one worked example.
+# Hidden tests check chunk sizes that do not divide the length, chunks of 1
+# and larger than the input, scores in the thousands, many random shapes (with
+# `hypothesis`), and that `streaming_attention` stays within a memory budget
+# that full attention breaks. A test cell earns its points when it runs without
+# an error. The notebook runs in well under 20 seconds on one CPU core and needs
+# only NumPy.
+
+# %% nbgrader={"grade": false, "grade_id": "setup", "locked": true, "schema_version": 3, "solution": false}
+import tracemalloc
+import warnings
+
+import numpy as np
+
+
+def full_attention(Q, K, V):
+    """Reference: softmax(Q K^T / sqrt(d)) V, holding the whole (m, n) score matrix. Given to you."""
+    scores = Q @ K.T / np.sqrt(Q.shape[-1])
+    weights = np.exp(scores - scores.max(axis=-1, keepdims=True))
+    return (weights / weights.sum(axis=-1, keepdims=True)) @ V
+
+
+def expect_shape(actual, shape, what):
+    """Fail with a readable message unless `actual` has shape `shape`."""
+    actual = tuple(np.shape(actual))
+    assert actual == tuple(shape), f"{what} should have shape {tuple(shape)}, but it has shape {actual}."
+
+
+def expect_close(actual, expected, what, atol=1e-8, rtol=1e-6):
+    """Fail with a readable message unless `actual` matches `expected` entry by entry."""
+    actual, expected = np.asarray(actual, dtype=float), np.asarray(expected, dtype=float)
+    expect_shape(actual, expected.shape, what)
+    nan = np.isnan(actual) & ~np.isnan(expected)
+    if nan.any():
+        idx = tuple(int(i) for i in np.argwhere(nan)[0])
+        raise AssertionError(f"{what} contains NaN, first at index {idx}; expected {expected[idx]:.6g}. "
+                             "NaN comes from inf - inf or 0 / 0: what is exp(-inf - (-inf))?")
+    bad = ~np.isclose(actual, expected, atol=atol, rtol=rtol, equal_nan=True)
+    if bad.any():
+        idx = tuple(int(i) for i in np.argwhere(bad)[0])
+        raise AssertionError(f"{what} is wrong at index {idx}: expected {expected[idx]:.6g}, got "
+                             f"{actual[idx]:.6g} ({int(bad.sum())} of {bad.size} entries differ).")
+
+
+# %% [markdown] nbgrader={"grade": false, "grade_id": "online_md", "locked": true, "schema_version": 3, "solution": false}
+# ## 1. The online softmax (3 points)
+#
+# Softmax needs the maximum $m = \max_j x_j$ (for stability) and the
+# normaliser $\ell = \sum_j e^{x_j - m}$ before it can output anything. The
+# online softmax computes both in **one pass** over chunks of $x$, keeping a
+# running maximum $m$ and a running normaliser $\ell$. When a chunk
+# $x^{(c)}$ arrives:
+#
+# $$m' = \max\big(m, \max_j x^{(c)}_j\big),\qquad
+# \ell' = \ell\, e^{m - m'} + \sum_j e^{x^{(c)}_j - m'} .$$
+#
+# The factor $e^{m - m'}$ rescales what was summed against the old maximum to
+# the new one. Start from $m = -\infty$, $\ell = 0$. At the end,
+# $\operatorname{softmax}(x)_j = e^{x_j - m} / \ell$.
+#
+# Write `online_softmax(x, chunk_size)` for a 1-D array `x`: one pass over the
+# chunks `x[0:chunk_size]`, `x[chunk_size:2*chunk_size]`, ... (the last may be
+# shorter) to find $m$ and $\ell$, then compute the weights. Entries may be
+# `-inf` (weight 0); if all are, return zeros. Careful: while every entry seen
+# so far is `-inf`, $m = -\infty$ and $e^{m - m'}$ may be $e^{-\infty - (-\infty)}$.
+# No warnings.
+
+# %% nbgrader={"grade": false, "grade_id": "online_softmax", "locked": false, "schema_version": 3, "solution": true}
+def online_softmax(x, chunk_size):
+    """Softmax of 1-D x from a running maximum and normaliser over chunks of x."""
+    ### BEGIN SOLUTION
+    x = np.asarray(x, dtype=float)
+    running_max, normaliser = -np.inf, 0.0
+    for start in range(0, len(x), chunk_size):
+        chunk = x[start:start + chunk_size]
+        new_max = max(running_max, float(chunk.max()))
+        if new_max == -np.inf:
+            continue  # nothing but -inf so far: nothing to add
+        normaliser = normaliser * np.exp(running_max - new_max) + np.exp(chunk - new_max).sum()
+        running_max = new_max
+    if normaliser == 0.0:
+        return np.zeros_like(x)
+    return np.exp(x - running_max) / normaliser
+    ### END SOLUTION
+
+
+# %% nbgrader={"grade": true, "grade_id": "test_online_softmax", "locked": true, "points": 1, "schema_version": 3, "solution": false}
+# Visible test: shape and one worked example, in chunks of 2.
+got = online_softmax(np.array([1.0, 2.0, 3.0]), chunk_size=2)
+expect_shape(got, (3,), "online_softmax of 3 numbers")
+expect_close(got, [0.09003057, 0.24472847, 0.66524096], "online_softmax([1, 2, 3], chunk_size=2)")
+
+# %% nbgrader={"grade": true, "grade_id": "test_online_softmax_chunks", "locked": true, "points": 2, "schema_version": 3, "solution": false}
+# Hidden tests: every chunk size from 1 to beyond the length, large scores, -inf entries and chunks.
+### BEGIN HIDDEN TESTS
+rng = np.random.default_rng(0)
+x = rng.normal(scale=50.0, size=23)
+e = np.exp(x - x.max())
+reference = e / e.sum()
+with warnings.catch_warnings():
+    warnings.simplefilter("error")
+    for chunk_size in (1, 2, 5, 7, 22, 23, 100):
+        expect_close(online_softmax(x, chunk_size), reference,
+                     f"online_softmax of 23 scores with chunk_size={chunk_size} (rescale the normaliser by exp(m - m') "
+                     "whenever the maximum grows)")
+    increasing = np.array([1.0, 1e3, 2e3, 3e3])  # the maximum grows in every chunk
+    expect_close(online_softmax(increasing, 1), [0.0, 0.0, 0.0, 1.0], "online_softmax([1, 1e3, 2e3, 3e3], 1)")
+    masked = np.array([-np.inf, -np.inf, 0.0, np.log(3.0)])
+    expect_close(online_softmax(masked, 2), [0.0, 0.0, 0.25, 0.75],
+                 "online_softmax([-inf, -inf, 0, log 3], 2) (a first chunk of only -inf must not give nan)")
+    expect_close(online_softmax(np.full(5, -np.inf), 2), np.zeros(5), "online_softmax of all -inf (zeros)")
+### END HIDDEN TESTS
+
+# %% [markdown] nbgrader={"grade": false, "grade_id": "streaming_md", "locked": true, "schema_version": 3, "solution": false}
+# ## 2. Streaming attention (5 points)
+#
+# Now do the same for attention. For queries $Q$ `(m, d)`, keys $K$ `(n, d)` and
+# values $V$ `(n, d_v)`, `streaming_attention(Q, K, V, chunk_size)` must return
+# exactly `full_attention(Q, K, V)`, that is
+# $\operatorname{softmax}(QK^\top/\sqrt{d})V$, shape `(m, d_v)`, while never
+# holding more than `m × chunk_size` scores at a time. Keep, for every query
+# $i$, a running maximum $m_i$, a running normaliser $\ell_i$ and a running
+# *unnormalised* output $\mathbf{o}_i \in \mathbb{R}^{d_v}$. For each chunk
+# of keys $K_c$ and values $V_c$:
+#
+# $$S = Q K_c^\top / \sqrt{d},\quad m_i' = \max(m_i, \max_j S_{ij}),\quad
+# \ell_i' = \ell_i e^{m_i - m_i'} + \sum_j e^{S_{ij} - m_i'},\quad
+# \mathbf{o}_i' = \mathbf{o}_i e^{m_i - m_i'} + \sum_j e^{S_{ij} - m_i'} \mathbf{v}_j .$$
+#
+# At the end the output is $\mathbf{o}_i / \ell_i$. Take chunks
+# `K[start:start + chunk_size]` (slices are views, they cost no memory), and
+# do not build anything of size `n` per query.
+
+# %% nbgrader={"grade": false, "grade_id": "streaming_attention", "locked": false, "schema_version": 3, "solution": true}
+def streaming_attention(Q, K, V, chunk_size):
+    """softmax(Q K^T / sqrt(d)) V over key chunks: (m, d), (n, d), (n, d_v) -> (m, d_v)."""
+    ### BEGIN SOLUTION
+    Q = np.asarray(Q, dtype=float)
+    scale = 1.0 / np.sqrt(Q.shape[-1])
+    m = Q.shape[0]
+    running_max = np.full((m, 1), -np.inf)
+    normaliser = np.zeros((m, 1))
+    output = np.zeros((m, V.shape[-1]))
+    for start in range(0, K.shape[0], chunk_size):
+        scores = (Q @ K[start:start + chunk_size].T) * scale  # (m, chunk)
+        new_max = np.maximum(running_max, scores.max(axis=1, keepdims=True))
+        rescale = np.exp(running_max - new_max)  # exp(-inf) = 0 on the first chunk
+        weights = np.exp(scores - new_max)
+        normaliser = normaliser * rescale + weights.sum(axis=1, keepdims=True)
+        output = output * rescale + weights @ V[start:start + chunk_size]
+        running_max = new_max
+    return output / normaliser
+    ### END SOLUTION
+
+
+# %% nbgrader={"grade": true, "grade_id": "test_streaming_attention", "locked": true, "points": 1, "schema_version": 3, "solution": false}
+# Visible test: shape, and agreement with full attention on a small example.
+rng = np.random.default_rng(1)
+Q, K, V = rng.normal(size=(3, 4)), rng.normal(size=(10, 4)), rng.normal(size=(10, 2))
+got = streaming_attention(Q, K, V, chunk_size=4)
+expect_shape(got, (3, 2), "streaming_attention for 3 queries, 10 keys, d_v = 2")
+expect_close(got, full_attention(Q, K, V), "streaming_attention(Q, K, V, chunk_size=4) compared with full_attention")
+
+# %% nbgrader={"grade": true, "grade_id": "test_streaming_attention_chunks", "locked": true, "points": 1, "schema_version": 3, "solution": false}
+# Hidden tests: chunk sizes that do not divide n, chunks of 1 and of at least n, large score magnitudes.
+### BEGIN HIDDEN TESTS
+rng = np.random.default_rng(2)
+Q, K, V = rng.normal(size=(5, 8)), rng.normal(size=(37, 8)), rng.normal(size=(37, 3))
+reference = full_attention(Q, K, V)
+with warnings.catch_warnings():
+    warnings.simplefilter("error")
+    for chunk_size in (1, 2, 5, 10, 36, 37, 38, 1000):
+        expect_close(streaming_attention(Q, K, V, chunk_size), reference,
+                     f"streaming_attention with n = 37 keys and chunk_size = {chunk_size}")
+    big_Q, big_K = Q * 40.0, K * 40.0  # scores in the thousands: exp would overflow without the running maximum
+    expect_close(streaming_attention(big_Q, big_K, V, 6), full_attention(big_Q, big_K, V),
+                 "streaming_attention with scores in the thousands (subtract the running maximum)")
+    ordered = np.linspace(0, 1, 12)[:, None] * np.ones((12, 4)) * 30.0  # the maximum grows with every chunk
+    expect_close(streaming_attention(Q[:, :4], ordered, V[:12], 3), full_attention(Q[:, :4], ordered, V[:12]),
+                 "streaming_attention when a later chunk holds a larger score (rescale the output and the normaliser)")
+### END HIDDEN TESTS
+
+# %% nbgrader={"grade": true, "grade_id": "test_streaming_attention_random", "locked": true, "points": 1, "schema_version": 3, "solution": false}
+# Hidden tests (hypothesis): many random shapes and chunk sizes agree with full attention.
+### BEGIN HIDDEN TESTS
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+
+@settings(max_examples=60, deadline=None, database=None, suppress_health_check=list(HealthCheck))
+@given(st.integers(1, 6), st.integers(1, 40), st.integers(1, 8), st.integers(1, 5), st.integers(1, 45), st.integers(0, 10**6))
+def check(m, n, d, d_v, chunk_size, seed):
+    rng = np.random.default_rng(seed)
+    Q, K, V = rng.normal(size=(m, d)) * 3, rng.normal(size=(n, d)) * 3, rng.normal(size=(n, d_v))
+    expect_close(streaming_attention(Q, K, V, chunk_size), full_attention(Q, K, V),
+                 f"streaming_attention for m={m}, n={n}, d={d}, d_v={d_v}, chunk_size={chunk_size}")
+
+
+check()
+### END HIDDEN TESTS
+
+# %% nbgrader={"grade": true, "grade_id": "test_streaming_attention_memory", "locked": true, "points": 2, "schema_version": 3, "solution": false}
+# Hidden test: 8 queries over 300,000 keys. Full attention's scores alone take 8 x 300,000 x 8 bytes = 19 MB;
+# streaming with chunks of 2,048 keys must stay under 4 MB of new memory.
+### BEGIN HIDDEN TESTS
+rng = np.random.default_rng(3)
+n, d = 300_000, 16
+Q, K, V = rng.normal(size=(8, d)), rng.normal(size=(n, d)), rng.normal(size=(n, 4))
+tracemalloc.start()
+got = streaming_attention(Q, K, V, 2048)
+peak = tracemalloc.get_traced_memory()[1]
+tracemalloc.stop()
+expect_close(got, full_attention(Q, K, V), "streaming_attention over 300,000 keys")
+assert peak < 4 * 2**20, (
+    f"streaming_attention over 300,000 keys in chunks of 2,048 allocated {peak / 2**20:.1f} MB at its peak; it must stay "
+    "under 4 MB. Something of size n per query is being built: work on one chunk of keys at a time.")
+### END HIDDEN TESTS
+
+# %% [markdown] nbgrader={"grade": false, "grade_id": "kv_md", "locked": true, "schema_version": 3, "solution": false}
+# ## 3. The key–value cache (3 points)
+#
+# A model that generates text produces one token at a time; token $t$ attends
+# to tokens $0, \dots, t$ (a causal mask). Recomputing every key and value at
+# every step would cost $O(t)$ projections per token. Instead, keep the keys
+# and values of past tokens in a cache and only add the new token's.
+#
+# Write the class `KVCache(d_k, d_v)`:
+#
+# - `append(k, v)` adds one key `(d_k,)` and one value `(d_v,)`;
+# - `attend(q)` returns the attention output `(d_v,)` of one query `(d_k,)`
+#   over every key in the cache, with scale $1/\sqrt{d_k}$;
+# - `len(cache)` is the number of cached tokens.
+#
+# Then `incremental_self_attention(X, W_q, W_k, W_v)` generates the outputs one
+# token at a time: for each row $\mathbf{x}_t$ of `X (n, d_model)`, append its key
+# $\mathbf{x}_t W_k$ and value $\mathbf{x}_t W_v$, then attend with its query
+# $\mathbf{x}_t W_q$. Stack the outputs into `(n, d_v)`. The result must equal
+# full causal self-attention.
+
+# %% nbgrader={"grade": false, "grade_id": "KVCache", "locked": false, "schema_version": 3, "solution": true}
+class KVCache:
+    """Keys and values of the tokens generated so far, and attention over them."""
+
+    def __init__(self, d_k, d_v):
+        ### BEGIN SOLUTION
+        self.keys = np.zeros((0, d_k))
+        self.values = np.zeros((0, d_v))
+        ### END SOLUTION
+
+    def append(self, k, v):
+        ### BEGIN SOLUTION
+        self.keys = np.vstack([self.keys, np.asarray(k, dtype=float)[None]])
+        self.values = np.vstack([self.values, np.asarray(v, dtype=float)[None]])
+        ### END SOLUTION
+
+    def attend(self, q):
+        ### BEGIN SOLUTION
+        scores = self.keys @ np.asarray(q, dtype=float) / np.sqrt(self.keys.shape[1])
+        weights = np.exp(scores - scores.max())
+        return weights @ self.values / weights.sum()
+        ### END SOLUTION
+
+    def __len__(self):
+        ### BEGIN SOLUTION
+        return self.keys.shape[0]
+        ### END SOLUTION
+
+
+def incremental_self_attention(X, W_q, W_k, W_v):
+    """Causal self-attention computed one token at a time with a KVCache: X (n, d_model) -> (n, d_v)."""
+    ### BEGIN SOLUTION
+    cache = KVCache(W_k.shape[1], W_v.shape[1])
+    outputs = []
+    for x in np.asarray(X, dtype=float):
+        cache.append(x @ W_k, x @ W_v)
+        outputs.append(cache.attend(x @ W_q))
+    return np.array(outputs)
+    ### END SOLUTION
+
+
+# %% nbgrader={"grade": true, "grade_id": "test_KVCache", "locked": true, "points": 1, "schema_version": 3, "solution": false}
+# Visible test: one cached key attends to itself; two keys with equal scores average their values.
+cache = KVCache(2, 1)
+cache.append(np.array([1.0, 0.0]), np.array([5.0]))
+assert len(cache) == 1, f"after one append, len(cache) should be 1, not {len(cache)}"
+expect_close(cache.attend(np.array([3.0, 1.0])), [5.0], "attend with one cached token (all weight on it)")
+cache.append(np.array([0.0, 1.0]), np.array([1.0]))
+expect_close(cache.attend(np.array([2.0, 2.0])), [3.0], "attend when both keys score the same (the mean of the values)")
+
+# %% nbgrader={"grade": true, "grade_id": "test_KVCache_causal", "locked": true, "points": 2, "schema_version": 3, "solution": false}
+# Hidden tests: incremental decoding equals full causal self-attention; later tokens never change earlier outputs.
+### BEGIN HIDDEN TESTS
+rng = np.random.default_rng(4)
+for n, d_model, d_k, d_v in [(1, 3, 2, 2), (9, 6, 4, 3), (20, 8, 8, 5)]:
+    X = rng.normal(size=(n, d_model))
+    W_q, W_k, W_v = rng.normal(size=(d_model, d_k)) * 2, rng.normal(size=(d_model, d_k)) * 2, rng.normal(size=(d_model, d_v))
+    got = incremental_self_attention(X, W_q, W_k, W_v)
+    expect_shape(got, (n, d_v), f"incremental_self_attention for n={n}, d_v={d_v}")
+    Qf, Kf, Vf = X @ W_q, X @ W_k, X @ W_v
+    scores = np.where(np.tril(np.ones((n, n), bool)), Qf @ Kf.T / np.sqrt(d_k), -np.inf)
+    w = np.exp(scores - scores.max(axis=1, keepdims=True))
+    expect_close(got, (w / w.sum(axis=1, keepdims=True)) @ Vf,
+                 f"incremental_self_attention for n={n} compared with full causal self-attention "
+                 "(token t must attend to tokens 0..t, itself included)")
+cache = KVCache(3, 2)
+for t in range(5):
+    cache.append(rng.normal(size=3), rng.normal(size=2))
+assert len(cache) == 5, f"after five appends, len(cache) should be 5, not {len(cache)}"
+big = KVCache(2, 1)
+big.append(np.array([1000.0, 0.0]), np.array([1.0]))
+big.append(np.array([0.0, 1000.0]), np.array([2.0]))
+with warnings.catch_warnings():
+    warnings.simplefilter("error")
+    expect_close(big.attend(np.array([10.0, 0.0])), [1.0], "attend with scores in the thousands (subtract the maximum)")
+### END HIDDEN TESTS
