@@ -20,6 +20,7 @@ def main(argv: list[str] | None = None) -> int:
     grd.add_argument("submissions", type=Path, help="folder laid out as <student_id>/<assignment_id>/<assignment_id>.ipynb")
     grd.add_argument("--out", type=Path, required=True, help="output folder for scores.csv, grades.csv and nbgrader's work")
     grd.add_argument("--assignment", action="append", dest="assignments", help="grade only this assignment (repeatable)")
+    grd.add_argument("--jobs", type=int, default=None, help="submissions graded at once (default: one per CPU core)")
     grd.add_argument("--quiet", action="store_true", help="no progress bar")
 
     args = parser.parse_args(argv)
@@ -40,7 +41,9 @@ def main(argv: list[str] | None = None) -> int:
 
     if not args.submissions.is_dir():
         parser.error(f"{args.submissions} is not a folder")
-    rows = grade(args.submissions, args.out, chosen, progress=not args.quiet)
+    if args.jobs is not None and args.jobs < 1:
+        parser.error("--jobs must be at least 1")
+    rows = grade(args.submissions, args.out, chosen, progress=not args.quiet, jobs=args.jobs)
     submissions = {(r.student_id, r.assignment) for r in rows}
     problems = sum(r.status in ("error", "timeout", "missing") for r in rows)
     print(f"graded {len(submissions)} submission(s); {problems} test cell(s) with errors, timeouts or missing notebooks")

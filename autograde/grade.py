@@ -10,8 +10,11 @@ executes each notebook. The submissions and the repository are only read.
 from __future__ import annotations
 
 import csv
+import multiprocessing
+import os
 import shutil
 import warnings
+from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -20,7 +23,7 @@ from nbgrader.api import Gradebook, MissingEntry
 from sqlalchemy.exc import SAWarning
 from tqdm import tqdm
 
-from .course import assignment_ids, make_course
+from .course import assignment_ids, make_course, source_notebook
 
 SCORE_COLUMNS = ["student_id", "assignment", "grade_id", "score", "max_score", "status", "message"]
 GRADE_COLUMNS = ["student_id", "assignment", "score", "max_score"]
@@ -85,21 +88,21 @@ def timed_out(notebook) -> bool:
     )
 
 
-def grade_cells(gradebook: Gradebook, assignment: str) -> list[tuple[str, float]]:
-    """(grade_id, max_score) of every autograded test cell of `assignment`, in notebook order."""
-    notebook = gradebook.find_notebook(assignment, assignment)
-    cells = [(c.name, float(c.max_score)) for c in notebook.grade_cells if c.cell_type == "code"]
-    order = {c.name: i for i, c in enumerate(notebook.source_cells)}
-    return sorted(cells, key=lambda cell: order.get(cell[0], len(order)))
+def test_cells(assignment: str) -> list[tuple[str, float]]:
+    """(grade_id, points) of every autograded test cell of `assignment`, in notebook order."""
+    return [(c.metadata["nbgrader"]["grade_id"], float(c.metadata["nbgrader"].get("points", 0)))
+            for c in source_notebook(assignment).cells
+            if c.cell_type == "code" and c.metadata.get("nbgrader", {}).get("grade")]
 
 
-def results_for(root: Path, gradebook: Gradebook, student: str, assignment: str, outcome: str | None) -> list[CellResult]:
+def results_for(root: Path, gradebook: Gradebook | None, student: str, assignment: str, outcome: str | None) -> list[CellResult]:
     """The rows of one submission, from the gradebook and the executed notebook.
 
     `outcome` is None when nbgrader autograded the submission, else the reason
-    it could not (then every cell gets that status and no points).
+    it could not (then every cell gets that status and no points, and
+    `gradebook` is not read).
     """
-    cells = grade_cells(gradebook, assignment)
+    cells = test_cells(assignment)
     if outcome is not None:
         status, message = outcome.split(": ", 1)
         return [CellResult(student, assignment, g, 0.0, m, status, message) for g, m in cells]
@@ -140,12 +143,50 @@ def autograde_one(api, student: str, assignment: str) -> str | None:
     return f"error: nbgrader could not grade this notebook: {detail}"
 
 
-def grade(submissions: Path, out: Path, assignments: list[str] | None = None, progress: bool = True) -> list[CellResult]:
+# One nbgrader course per worker process: nbgrader's SQLite gradebook is not
+# safe for concurrent writers, so workers never share one. Each submission is
+# graded on its own, so the results do not depend on how work is split.
+_worker: dict = {}
+
+
+def _start_worker(base: Path, threads: int) -> None:
+    """Give this process its own nbgrader course folder under `base` (runs once per worker).
+
+    Kernels started from here use at most `threads` threads for NumPy and
+    PyTorch, so that parallel workers share the cores instead of fighting over them.
+    """
+    warnings.simplefilter("ignore", SAWarning)  # nbgrader's gradebook code trips SQLAlchemy autoflush warnings
+    for name in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+        os.environ[name] = str(threads)
+    _worker.update(root=Path(base) / f"worker-{os.getpid()}", api=None, assignments=set())
+
+
+def grade_submission(student: str, assignment: str, notebook: Path) -> list[CellResult]:
+    """Autograde one submitted notebook in this worker's course and return its rows."""
+    root = _worker["root"]
+    if assignment not in _worker["assignments"]:  # generate each assignment once per worker, when first needed
+        _worker["api"] = make_course(root, [assignment])
+        _worker["assignments"].add(assignment)
+    api = _worker["api"]
+    target = root / "submitted" / student / assignment / f"{assignment}.ipynb"
+    target.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(notebook, target)
+    outcome = autograde_one(api, student, assignment)
+    if outcome is not None:
+        return results_for(root, None, student, assignment, outcome)
+    with Gradebook(api.coursedir.db_url) as gradebook:
+        return results_for(root, gradebook, student, assignment, None)
+
+
+def grade(submissions: Path, out: Path, assignments: list[str] | None = None, progress: bool = True,
+          jobs: int | None = None) -> list[CellResult]:
     """Autograde every submission under `submissions`; write ``out/scores.csv`` and ``out/grades.csv``.
 
-    Returns the rows of scores.csv. A submission that cannot be graded gets
-    rows with status ``missing``, ``error`` or ``timeout`` and no points; it
-    never stops the others.
+    Grades `jobs` submissions at a time (default: one per CPU core), each
+    worker process in its own nbgrader course under ``out/nbgrader``. Returns
+    the rows of scores.csv, in the order of the submissions. A submission that
+    cannot be graded gets rows with status ``missing``, ``error`` or
+    ``timeout`` and no points; it never stops the others.
     """
     submissions, out = Path(submissions), Path(out)
     if not submissions.is_dir():
@@ -155,31 +196,34 @@ def grade(submissions: Path, out: Path, assignments: list[str] | None = None, pr
     unknown = sorted(set(assignments) - set(known))
     if unknown:
         raise ValueError(f"unknown assignment(s) {', '.join(unknown)}; known: {', '.join(known)}")
-    root = out / "nbgrader"
-    if root.exists():
-        shutil.rmtree(root)  # a fresh course each run: grades never mix with an earlier run's
-    api = make_course(root, assignments)
+    base = out / "nbgrader"
+    if base.exists():
+        shutil.rmtree(base)  # a fresh course each run: grades never mix with an earlier run's
 
     found = find_submissions(submissions, assignments)
-    outcomes: dict[tuple[str, str], str | None] = {}
+    results: dict[tuple[str, str], list[CellResult]] = {}
     for (student, assignment), notebook in found.items():
         if notebook is None:
-            outcomes[(student, assignment)] = f"missing: no {assignment}/{assignment}.ipynb in the submission"
-            continue
-        target = root / "submitted" / student / assignment / f"{assignment}.ipynb"
-        target.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(notebook, target)
-    todo = [key for key in found if key not in outcomes]
-    with warnings.catch_warnings():
-        # nbgrader's own gradebook code trips SQLAlchemy's autoflush warnings; they are not the instructor's concern.
-        warnings.simplefilter("ignore", SAWarning)
-        for student, assignment in tqdm(todo, desc="grading", unit="notebook", disable=not progress):
-            outcomes[(student, assignment)] = autograde_one(api, student, assignment)
-
-    rows: list[CellResult] = []
-    with Gradebook(api.coursedir.db_url) as gradebook:
-        for student, assignment in found:
-            rows.extend(results_for(root, gradebook, student, assignment, outcomes[(student, assignment)]))
+            message = f"missing: no {assignment}/{assignment}.ipynb in the submission"
+            results[(student, assignment)] = results_for(base, None, student, assignment, message)
+    todo = [(s, a, found[(s, a)]) for (s, a) in found if (s, a) not in results]
+    jobs = max(1, min(jobs or os.cpu_count() or 1, len(todo) or 1))
+    bar = tqdm(total=len(todo), desc="grading", unit="notebook", disable=not progress)
+    if jobs == 1:
+        _start_worker(base, os.cpu_count() or 1)
+        for student, assignment, notebook in todo:
+            results[(student, assignment)] = grade_submission(student, assignment, notebook)
+            bar.update()
+    else:
+        context = multiprocessing.get_context("spawn")  # no zmq or sqlite state inherited from this process
+        with ProcessPoolExecutor(jobs, mp_context=context, initializer=_start_worker,
+                                 initargs=(base, max(1, (os.cpu_count() or 1) // jobs))) as pool:
+            futures = {pool.submit(grade_submission, *job): job[:2] for job in todo}
+            for future in as_completed(futures):
+                results[futures[future]] = future.result()
+                bar.update()
+    bar.close()
+    rows = [row for key in found for row in results[key]]
     write_csvs(rows, out)
     return rows
 

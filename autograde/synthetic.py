@@ -4,19 +4,12 @@ Used by the tests (reference, untouched notebook, mutants) and by benchmarks.
 """
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
 import nbformat
 
 from .course import EXERCISES, source_notebook
-
-_MARKER = re.compile(r"^[ \t]*### (BEGIN|END) SOLUTION[ \t]*\n?", re.MULTILINE)
-
-
-def solution_code(source: str) -> str:
-    """A solution cell's source with the solution markers removed (what a perfect student writes)."""
-    return _MARKER.sub("", source)
+from .reference import solution_code
 
 
 def student_notebook(assignment: str) -> nbformat.NotebookNode:
