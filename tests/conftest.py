@@ -57,4 +57,5 @@ def graded(tmp_path_factory):
     with open(out / "grades.csv", newline="") as f:
         grades = {(r["student_id"], r["assignment"]): r for r in csv.DictReader(f)}
     unchanged = digest(SOLUTIONS, EXERCISES, submissions) == before
-    return {"scores": scores, "grades": grades, "out": out, "proc": proc, "inputs_unchanged": unchanged}
+    return {"scores": scores, "grades": grades, "out": out, "proc": proc, "inputs_unchanged": unchanged,
+            "submissions": submissions}

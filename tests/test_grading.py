@@ -1,4 +1,6 @@
 """The grading command's outputs and its handling of submissions that cannot be graded."""
+import csv
+import shutil
 import subprocess
 import sys
 
@@ -42,3 +44,19 @@ def test_unknown_assignment_is_a_clear_error(tmp_path):
     proc = subprocess.run([sys.executable, "-m", "autograde", "grade", str(tmp_path), "--out", str(tmp_path / "o"),
                            "--assignment", "99-nope"], cwd=REPO, capture_output=True, text=True)
     assert proc.returncode == 2 and "unknown assignment" in proc.stderr
+
+
+def test_parallel_grading_equals_sequential(graded, tmp_path):
+    # The batch fixture graded with one worker per core; regrade a few of its submissions one at a time.
+    picked = ["reference", "untouched", sorted(s for s, a in graded["grades"] if a == FIRST and s.startswith("mutant"))[0]]
+    subset = tmp_path / "subset"
+    for student in picked:
+        shutil.copytree(graded["submissions"] / student / FIRST, subset / student / FIRST)
+    proc = subprocess.run([sys.executable, "-m", "autograde", "grade", str(subset), "--out", str(tmp_path / "out"),
+                           "--assignment", FIRST, "--jobs", "1", "--quiet"], cwd=REPO, capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    with open(tmp_path / "out" / "scores.csv", newline="") as f:
+        sequential = list(csv.DictReader(f))
+    assert sequential, "the sequential run wrote no rows"
+    for row in sequential:
+        assert row == graded["scores"][(row["student_id"], row["assignment"], row["grade_id"])]

@@ -1,4 +1,4 @@
-# Masks with -inf and zeroes nan weights afterwards: the weights look right, the gradients are nan.
+# Fills masked scores with -1e9: a fully masked query gets uniform weights over the padding instead of zeros.
 class AdditiveAttention(nn.Module):
     def __init__(self, query_dim, key_dim, hidden_dim):
         super().__init__()
@@ -9,9 +9,7 @@ class AdditiveAttention(nn.Module):
     def forward(self, queries, keys, values, mask=None):
         hidden = torch.tanh(self.W_q(queries)[:, :, None, :] + self.W_k(keys)[:, None, :, :])
         scores = self.w_v(hidden).squeeze(-1)
-        if mask is None:
-            weights = scores.softmax(dim=-1)
-        else:
-            mask = torch.as_tensor(mask, dtype=torch.bool)
-            weights = torch.nan_to_num(scores.masked_fill(~mask, float("-inf")).softmax(dim=-1))
+        if mask is not None:
+            scores = scores.masked_fill(~torch.as_tensor(mask, dtype=torch.bool), -1e9)
+        weights = scores.softmax(dim=-1)
         return weights @ values, weights
