@@ -17,10 +17,16 @@ def main(argv: list[str] | None = None) -> int:
     comp.add_argument("assignments", nargs="*", help="assignment ids (default: all)")
 
     grd = commands.add_parser("grade", help="autograde a folder of submissions into scores.csv and grades.csv")
-    grd.add_argument("submissions", type=Path, help="folder laid out as <student_id>/<assignment_id>/<assignment_id>.ipynb")
+    grd.add_argument("submissions", type=Path,
+                     help="folder or zip: nbgrader's <student_id>/<assignment_id>/<assignment_id>.ipynb layout, "
+                          "or an LMS export (<student>_<anything>.ipynb files or <student>/ folders)")
     grd.add_argument("--out", type=Path, required=True, help="output folder for scores.csv, grades.csv and nbgrader's work")
     grd.add_argument("--assignment", action="append", dest="assignments", help="grade only this assignment (repeatable)")
     grd.add_argument("--jobs", type=int, default=None, help="submissions graded at once (default: one per CPU core)")
+    grd.add_argument("--roster", type=Path, help="CSV with a student_id column: the students to grade")
+    grd.add_argument("--student-pattern", default=None,
+                     help="regular expression with a group 'student' that finds the student id in a flat file name "
+                          "(default: the text before the first underscore)")
     grd.add_argument("--quiet", action="store_true", help="no progress bar")
 
     args = parser.parse_args(argv)
@@ -39,15 +45,24 @@ def main(argv: list[str] | None = None) -> int:
 
     from .grade import grade
 
-    if not args.submissions.is_dir():
-        parser.error(f"{args.submissions} is not a folder")
+    if not args.submissions.exists():
+        parser.error(f"{args.submissions} does not exist")
+    if args.roster is not None and not args.roster.is_file():
+        parser.error(f"roster {args.roster} is not a file")
+    from .collect import DEFAULT_STUDENT_PATTERN
     if args.jobs is not None and args.jobs < 1:
         parser.error("--jobs must be at least 1")
-    rows = grade(args.submissions, args.out, chosen, progress=not args.quiet, jobs=args.jobs)
+    try:
+        rows = grade(args.submissions, args.out, getattr(args, "assignments", None), progress=not args.quiet,
+                     jobs=args.jobs, roster=args.roster, student_pattern=args.student_pattern or DEFAULT_STUDENT_PATTERN)
+    except (NotADirectoryError, ValueError) as error:
+        parser.error(str(error))
     submissions = {(r.student_id, r.assignment) for r in rows}
     problems = sum(r.status in ("error", "timeout", "missing") for r in rows)
     print(f"graded {len(submissions)} submission(s); {problems} test cell(s) with errors, timeouts or missing notebooks")
-    print(f"wrote {args.out / 'scores.csv'} and {args.out / 'grades.csv'}")
+    unmatched = sum(1 for _ in open(args.out / "unmatched.csv")) - 1
+    print(f"wrote {args.out / 'scores.csv'} and {args.out / 'grades.csv'}; "
+          f"{unmatched} file(s) not graded, listed in {args.out / 'unmatched.csv'}")
     return 0
 
 

@@ -23,6 +23,7 @@ from nbgrader.api import Gradebook, MissingEntry
 from sqlalchemy.exc import SAWarning
 from tqdm import tqdm
 
+from .collect import DEFAULT_STUDENT_PATTERN, collect, write_unmatched
 from .course import assignment_ids, make_course, source_notebook
 
 SCORE_COLUMNS = ["student_id", "assignment", "grade_id", "score", "max_score", "status", "message"]
@@ -40,22 +41,6 @@ class CellResult:
     max_score: float
     status: str  # passed, failed, error, timeout or missing
     message: str
-
-
-def find_submissions(submissions: Path, assignments: list[str]) -> dict[tuple[str, str], Path | None]:
-    """Map (student_id, assignment) to the submitted notebook, or None where it is missing.
-
-    Every student folder is expected to hold every assignment it has a folder
-    for; a student folder with none of the known assignments is reported with
-    all of them missing, so no student silently disappears from the grades.
-    """
-    found: dict[tuple[str, str], Path | None] = {}
-    for student in sorted(p for p in submissions.iterdir() if p.is_dir() and not p.name.startswith(".")):
-        present = [a for a in assignments if (student / a).is_dir()]
-        for assignment in present or assignments:
-            notebook = student / assignment / f"{assignment}.ipynb"
-            found[(student.name, assignment)] = notebook if notebook.is_file() else None
-    return found
 
 
 def first_line(text: str) -> str:
@@ -179,32 +164,38 @@ def grade_submission(student: str, assignment: str, notebook: Path) -> list[Cell
 
 
 def grade(submissions: Path, out: Path, assignments: list[str] | None = None, progress: bool = True,
-          jobs: int | None = None) -> list[CellResult]:
-    """Autograde every submission under `submissions`; write ``out/scores.csv`` and ``out/grades.csv``.
+          jobs: int | None = None, roster: Path | None = None,
+          student_pattern: str = DEFAULT_STUDENT_PATTERN) -> list[CellResult]:
+    """Autograde every submission in `submissions`; write scores.csv, grades.csv and unmatched.csv into `out`.
 
-    Grades `jobs` submissions at a time (default: one per CPU core), each
-    worker process in its own nbgrader course under ``out/nbgrader``. Returns
-    the rows of scores.csv, in the order of the submissions. A submission that
-    cannot be graded gets rows with status ``missing``, ``error`` or
-    ``timeout`` and no points; it never stops the others.
+    `submissions` is a folder or zip in nbgrader's submitted layout or as an
+    LMS exports it (see :mod:`autograde.collect`). Every student gets rows for
+    each of `assignments` (default: every assignment that anyone submitted),
+    with status ``missing`` where they have no notebook. Grades `jobs`
+    submissions at a time (default: one per CPU core), each worker process in
+    its own nbgrader course under ``out/nbgrader``. Returns the rows of
+    scores.csv. A submission that cannot be graded gets rows with status
+    ``missing``, ``error`` or ``timeout`` and no points; it never stops the others.
     """
     submissions, out = Path(submissions), Path(out)
-    if not submissions.is_dir():
-        raise NotADirectoryError(f"{submissions} is not a folder of submissions")
     known = assignment_ids()
-    assignments = assignments or known
-    unknown = sorted(set(assignments) - set(known))
+    unknown = sorted(set(assignments or []) - set(known))
     if unknown:
         raise ValueError(f"unknown assignment(s) {', '.join(unknown)}; known: {', '.join(known)}")
+    for folder in (out / "nbgrader", out / "submitted"):
+        if folder.exists():
+            shutil.rmtree(folder)  # a fresh course each run: grades never mix with an earlier run's
+    out.mkdir(parents=True, exist_ok=True)
+    collected = collect(submissions, out / "submitted", assignments or known, student_pattern, roster)
+    write_unmatched(collected.unmatched, out / "unmatched.csv")
+    chosen = assignments or sorted({a for _, a in collected.submissions}) or known
+    found = {(s, a): collected.submissions.get((s, a)) for s in collected.students for a in chosen}
     base = out / "nbgrader"
-    if base.exists():
-        shutil.rmtree(base)  # a fresh course each run: grades never mix with an earlier run's
 
-    found = find_submissions(submissions, assignments)
     results: dict[tuple[str, str], list[CellResult]] = {}
     for (student, assignment), notebook in found.items():
         if notebook is None:
-            message = f"missing: no {assignment}/{assignment}.ipynb in the submission"
+            message = f"missing: no notebook for {assignment} in the submission"
             results[(student, assignment)] = results_for(base, None, student, assignment, message)
     todo = [(s, a, found[(s, a)]) for (s, a) in found if (s, a) not in results]
     jobs = max(1, min(jobs or os.cpu_count() or 1, len(todo) or 1))

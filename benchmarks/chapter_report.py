@@ -1,18 +1,18 @@
 """Measure each exercise notebook: graded run time, points per exercise, mutants killed.
 
-Run on one core, as a grading worker would:
-
-    taskset -c 0 .venv/bin/python benchmarks/chapter_report.py
+    .venv/bin/python benchmarks/chapter_report.py
 
 For each assignment it (1) executes the instructor notebook (reference
-solutions and hidden tests) with nbclient and reports the wall time, kernel
-start included, and (2) grades the reference, the untouched student notebook
+solutions and hidden tests) with nbclient on one CPU core (the kernel is pinned
+to core 0 with one thread) and reports the wall time, kernel start included,
+and (2) grades the reference, the untouched student notebook
 and every mutant under tests/mutants/ with ``python -m autograde grade`` and
 reports the points of each exercise and how many of its mutants lose points.
 """
 from __future__ import annotations
 
 import csv
+import os
 import subprocess
 import sys
 import tempfile
@@ -34,10 +34,22 @@ MUTANTS = REPO / "tests" / "mutants"
 def graded_run_seconds(assignment: str) -> float:
     """Wall time to execute the reference notebook with its hidden tests, kernel start included."""
     nb = source_notebook(assignment)
-    start = time.perf_counter()
-    with tempfile.TemporaryDirectory() as tmp:
-        NotebookClient(nb, timeout=600, kernel_name="python3", resources={"metadata": {"path": tmp}}).execute()
-    return time.perf_counter() - start
+    cores = os.sched_getaffinity(0)
+    os.sched_setaffinity(0, {min(cores)})  # the kernel inherits one core
+    threads = {k: os.environ.get(k) for k in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")}
+    os.environ.update({k: "1" for k in threads})
+    try:
+        start = time.perf_counter()
+        with tempfile.TemporaryDirectory() as tmp:
+            NotebookClient(nb, timeout=600, kernel_name="python3", resources={"metadata": {"path": tmp}}).execute()
+        return time.perf_counter() - start
+    finally:
+        os.sched_setaffinity(0, cores)
+        for k, v in threads.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
 
 
 def main() -> None:
@@ -54,7 +66,8 @@ def main() -> None:
         subprocess.run([sys.executable, "-m", "autograde", "grade", str(submissions), "--out", str(out), "--quiet"],
                        cwd=REPO, check=True, capture_output=True)
         seconds = time.perf_counter() - start
-        print(f"graded {count} notebooks in {seconds:.0f} s ({seconds / count:.1f} s per notebook, one at a time)")
+        print(f"graded {count} notebooks in {seconds:.0f} s ({seconds / count:.1f} s per notebook, "
+              f"{os.cpu_count()} workers)")
         with open(out / "scores.csv", newline="") as f:
             scores = {(r["student_id"], r["assignment"], r["grade_id"]): r for r in csv.DictReader(f)}
 
