@@ -23,6 +23,7 @@ def main(argv: list[str] | None = None) -> int:
     grd.add_argument("--out", type=Path, required=True, help="output folder for scores.csv, grades.csv and nbgrader's work")
     grd.add_argument("--assignment", action="append", dest="assignments", help="grade only this assignment (repeatable)")
     grd.add_argument("--jobs", type=int, default=None, help="submissions graded at once (default: one per CPU core)")
+    grd.add_argument("--timeout", type=int, default=None, help="time limit of one cell in seconds (default 60)")
     grd.add_argument("--roster", type=Path, help="CSV with a student_id column: the students to grade")
     grd.add_argument("--student-pattern", default=None,
                      help="regular expression with a group 'student' that finds the student id in a flat file name "
@@ -52,16 +53,22 @@ def main(argv: list[str] | None = None) -> int:
     from .collect import DEFAULT_STUDENT_PATTERN
     if args.jobs is not None and args.jobs < 1:
         parser.error("--jobs must be at least 1")
+    if args.timeout is not None and args.timeout < 1:
+        parser.error("--timeout must be at least 1 second")
     try:
         rows = grade(args.submissions, args.out, getattr(args, "assignments", None), progress=not args.quiet,
-                     jobs=args.jobs, roster=args.roster, student_pattern=args.student_pattern or DEFAULT_STUDENT_PATTERN)
+                     jobs=args.jobs, roster=args.roster, student_pattern=args.student_pattern or DEFAULT_STUDENT_PATTERN,
+                     timeout=args.timeout)
     except (NotADirectoryError, ValueError) as error:
         parser.error(str(error))
     submissions = {(r.student_id, r.assignment) for r in rows}
     problems = sum(r.status in ("error", "timeout", "missing") for r in rows)
-    print(f"graded {len(submissions)} submission(s); {problems} test cell(s) with errors, timeouts or missing notebooks")
+    run = grade.last_run
+    print(f"{len(submissions)} submission(s): {run['graded']} graded now, {run['reused']} unchanged since the last run "
+          f"into this folder; {problems} test cell(s) with errors, timeouts or missing notebooks")
     unmatched = sum(1 for _ in open(args.out / "unmatched.csv")) - 1
-    print(f"wrote {args.out / 'scores.csv'} and {args.out / 'grades.csv'}; "
+    print(f"wrote {args.out / 'scores.csv'}, {args.out / 'grades.csv'}, feedback in {args.out / 'feedback'} "
+          f"and the report {args.out / 'report.html'}; "
           f"{unmatched} file(s) not graded, listed in {args.out / 'unmatched.csv'}")
     return 0
 

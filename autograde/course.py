@@ -65,13 +65,16 @@ def cells_checking(grade_id: str, test_cells: list[str]) -> list[str]:
     return [c for c in test_cells if c == f"test_{grade_id}" or c.startswith(f"test_{grade_id}_")]
 
 
-def nbgrader_config(root: Path) -> Config:
+def nbgrader_config(root: Path, timeout: int | None = None) -> Config:
     """This course's nbgrader configuration, with the course directory moved to `root`.
 
     Everything lives under `root` (source/, release/, submitted/, autograded/,
     feedback/, gradebook.db), so nothing in the repository is touched.
+    `timeout`, if given, replaces the per-cell time limit in seconds.
     """
     config = PyFileConfigLoader(NBGRADER_CONFIG.name, path=str(NBGRADER_CONFIG.parent)).load_config()
+    if timeout is not None:
+        config.Execute.timeout = timeout
     course = config.CourseDirectory
     course.root = str(root)
     for name in ("source", "release", "submitted", "autograded", "feedback"):
@@ -80,13 +83,13 @@ def nbgrader_config(root: Path) -> Config:
     return config
 
 
-def nbgrader_api(root: Path) -> NbGraderAPI:
+def nbgrader_api(root: Path, timeout: int | None = None) -> NbGraderAPI:
     """An nbgrader API object for the course directory `root`."""
-    config = nbgrader_config(root)
+    config = nbgrader_config(root, timeout)
     return NbGraderAPI(coursedir=CourseDirectory(config=config), config=config)
 
 
-def make_course(root: Path, assignments: list[str]) -> NbGraderAPI:
+def make_course(root: Path, assignments: list[str], timeout: int | None = None) -> NbGraderAPI:
     """Create an nbgrader course at `root` holding `assignments`, generated and in its gradebook.
 
     Writes ``root/source/<a>/<a>.ipynb`` from the jupytext sources and runs
@@ -95,7 +98,7 @@ def make_course(root: Path, assignments: list[str]) -> NbGraderAPI:
     version to ``root/release/<a>/<a>.ipynb``.
     """
     root.mkdir(parents=True, exist_ok=True)
-    api = nbgrader_api(root)
+    api = nbgrader_api(root, timeout)
     for assignment in assignments:
         folder = root / "source" / assignment
         if folder.exists():

@@ -10,9 +10,13 @@ executes each notebook. The submissions and the repository are only read.
 from __future__ import annotations
 
 import csv
+import hashlib
+import json
 import multiprocessing
 import os
+import re
 import shutil
+import time
 import warnings
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import asdict, dataclass
@@ -24,7 +28,8 @@ from sqlalchemy.exc import SAWarning
 from tqdm import tqdm
 
 from .collect import DEFAULT_STUDENT_PATTERN, collect, write_unmatched
-from .course import assignment_ids, make_course, source_notebook
+from .course import SOLUTIONS, assignment_ids, make_course, source_notebook
+from .report import write_feedback, write_report
 
 SCORE_COLUMNS = ["student_id", "assignment", "grade_id", "score", "max_score", "status", "message"]
 GRADE_COLUMNS = ["student_id", "assignment", "score", "max_score"]
@@ -56,8 +61,11 @@ def cell_failure(cell) -> tuple[str, str] | None:
     for output in cell.get("outputs", []):
         if output.get("output_type") == "error":
             name, value = output.get("ename", "Error"), first_line(output.get("evalue", ""))
-            if name == "CellTimeoutError":
-                return "timeout", "the cell ran longer than the time limit"
+            if name in ("CellTimeoutError", "KeyboardInterrupt"):
+                # nbgrader interrupts a cell that runs past the limit; the cell then shows KeyboardInterrupt.
+                return "timeout", "the cell ran longer than the time limit and was interrupted"
+            if name == "NotImplementedError":
+                return "error", "NotImplementedError: not done yet (replace raise NotImplementedError() with your code)"
             status = "failed" if name == "AssertionError" else "error"
             return status, f"{name}: {value}" if value else name
     for output in cell.get("outputs", []):
@@ -115,6 +123,22 @@ def results_for(root: Path, gradebook: Gradebook | None, student: str, assignmen
     return rows
 
 
+def unreadable(notebook: Path) -> str | None:
+    """Why `notebook` is not a notebook nbgrader can grade ('error: ...'), or None if it reads as one."""
+    data = notebook.read_bytes()
+    if not data.strip():
+        return "error: the submitted file is empty"
+    try:
+        json.loads(data)
+    except ValueError as e:
+        return f"error: the submitted file is not a notebook (not valid JSON: {first_line(e)})"
+    try:
+        nbformat.validate(nbformat.reads(data.decode("utf-8", errors="replace"), as_version=4))
+    except Exception as e:  # nbformat raises several kinds of errors for malformed notebooks
+        return f"error: the submitted file is not a valid notebook ({first_line(e)})"
+    return None
+
+
 def autograde_one(api, student: str, assignment: str) -> str | None:
     """Run nbgrader autograde on one submission; None on success, else 'status: message'."""
     result = api.autograde(assignment, student, force=True, create=True)
@@ -123,9 +147,12 @@ def autograde_one(api, student: str, assignment: str) -> str | None:
     log = (result.get("error") or "") + "\n" + (result.get("log") or "")
     if "CellTimeoutError" in log or "Timeout" in log:
         return "timeout: the notebook did not finish within the time limit"
-    errors = [line.split("]", 1)[-1].strip() for line in log.splitlines() if line.startswith("[ERROR]")]
-    detail = next((e for e in errors if e and not e.startswith("There was an error")), first_line(log))
-    return f"error: nbgrader could not grade this notebook: {detail}"
+    if "Kernel died" in log or "DeadKernelError" in log:
+        return "error: the notebook's kernel died (a crash, os._exit or running out of memory)"
+    # The most informative line is the last 'SomeError: message' of nbgrader's traceback.
+    raised = [line.strip() for line in log.splitlines() if re.match(r"\s*[\w.]*(Error|Exception)\b.*:", line)]
+    detail = raised[-1] if raised else first_line(log)
+    return f"error: nbgrader could not grade this notebook: {detail[:300]}"
 
 
 # One nbgrader course per worker process: nbgrader's SQLite gradebook is not
@@ -134,7 +161,7 @@ def autograde_one(api, student: str, assignment: str) -> str | None:
 _worker: dict = {}
 
 
-def _start_worker(base: Path, threads: int) -> None:
+def _start_worker(base: Path, threads: int, timeout: int | None) -> None:
     """Give this process its own nbgrader course folder under `base` (runs once per worker).
 
     Kernels started from here use at most `threads` threads for NumPy and
@@ -143,20 +170,20 @@ def _start_worker(base: Path, threads: int) -> None:
     warnings.simplefilter("ignore", SAWarning)  # nbgrader's gradebook code trips SQLAlchemy autoflush warnings
     for name in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
         os.environ[name] = str(threads)
-    _worker.update(root=Path(base) / f"worker-{os.getpid()}", api=None, assignments=set())
+    _worker.update(root=Path(base) / f"worker-{os.getpid()}", api=None, assignments=set(), timeout=timeout)
 
 
 def grade_submission(student: str, assignment: str, notebook: Path) -> list[CellResult]:
     """Autograde one submitted notebook in this worker's course and return its rows."""
     root = _worker["root"]
     if assignment not in _worker["assignments"]:  # generate each assignment once per worker, when first needed
-        _worker["api"] = make_course(root, [assignment])
+        _worker["api"] = make_course(root, [assignment], _worker["timeout"])
         _worker["assignments"].add(assignment)
     api = _worker["api"]
     target = root / "submitted" / student / assignment / f"{assignment}.ipynb"
     target.parent.mkdir(parents=True, exist_ok=True)
     shutil.copyfile(notebook, target)
-    outcome = autograde_one(api, student, assignment)
+    outcome = unreadable(target) or autograde_one(api, student, assignment)
     if outcome is not None:
         return results_for(root, None, student, assignment, outcome)
     with Gradebook(api.coursedir.db_url) as gradebook:
@@ -165,7 +192,7 @@ def grade_submission(student: str, assignment: str, notebook: Path) -> list[Cell
 
 def grade(submissions: Path, out: Path, assignments: list[str] | None = None, progress: bool = True,
           jobs: int | None = None, roster: Path | None = None,
-          student_pattern: str = DEFAULT_STUDENT_PATTERN) -> list[CellResult]:
+          student_pattern: str = DEFAULT_STUDENT_PATTERN, timeout: int | None = None) -> list[CellResult]:
     """Autograde every submission in `submissions`; write scores.csv, grades.csv and unmatched.csv into `out`.
 
     `submissions` is a folder or zip in nbgrader's submitted layout or as an
@@ -173,16 +200,18 @@ def grade(submissions: Path, out: Path, assignments: list[str] | None = None, pr
     each of `assignments` (default: every assignment that anyone submitted),
     with status ``missing`` where they have no notebook. Grades `jobs`
     submissions at a time (default: one per CPU core), each worker process in
-    its own nbgrader course under ``out/nbgrader``. Returns the rows of
+    its own nbgrader course under ``out/nbgrader``; `timeout` is the time
+    limit of one cell in seconds (default: nbgrader_config.py's). Returns the rows of
     scores.csv. A submission that cannot be graded gets rows with status
     ``missing``, ``error`` or ``timeout`` and no points; it never stops the others.
     """
+    started = time.perf_counter()
     submissions, out = Path(submissions), Path(out)
     known = assignment_ids()
     unknown = sorted(set(assignments or []) - set(known))
     if unknown:
         raise ValueError(f"unknown assignment(s) {', '.join(unknown)}; known: {', '.join(known)}")
-    for folder in (out / "nbgrader", out / "submitted"):
+    for folder in (out / "nbgrader", out / "submitted", out / "feedback"):
         if folder.exists():
             shutil.rmtree(folder)  # a fresh course each run: grades never mix with an earlier run's
     out.mkdir(parents=True, exist_ok=True)
@@ -197,26 +226,71 @@ def grade(submissions: Path, out: Path, assignments: list[str] | None = None, pr
         if notebook is None:
             message = f"missing: no notebook for {assignment} in the submission"
             results[(student, assignment)] = results_for(base, None, student, assignment, message)
+    # Results of earlier runs are reused when neither the notebook, the exercise's source nor the
+    # time limit changed: re-running is idempotent and a late submission is graded alone.
+    keys = {(s, a): result_key(found[(s, a)], a, timeout) for (s, a) in found if (s, a) not in results}
+    for student, assignment in keys:
+        cached = load_result(out, student, assignment, keys[(student, assignment)])
+        if cached is not None:
+            results[(student, assignment)] = cached
+    reused = len(keys) - sum(1 for k in keys if k not in results)
     todo = [(s, a, found[(s, a)]) for (s, a) in found if (s, a) not in results]
     jobs = max(1, min(jobs or os.cpu_count() or 1, len(todo) or 1))
     bar = tqdm(total=len(todo), desc="grading", unit="notebook", disable=not progress)
     if jobs == 1:
-        _start_worker(base, os.cpu_count() or 1)
+        _start_worker(base, os.cpu_count() or 1, timeout)
         for student, assignment, notebook in todo:
             results[(student, assignment)] = grade_submission(student, assignment, notebook)
+            save_result(out, student, assignment, keys[(student, assignment)], results[(student, assignment)])
             bar.update()
     else:
         context = multiprocessing.get_context("spawn")  # no zmq or sqlite state inherited from this process
         with ProcessPoolExecutor(jobs, mp_context=context, initializer=_start_worker,
-                                 initargs=(base, max(1, (os.cpu_count() or 1) // jobs))) as pool:
+                                 initargs=(base, max(1, (os.cpu_count() or 1) // jobs), timeout)) as pool:
             futures = {pool.submit(grade_submission, *job): job[:2] for job in todo}
             for future in as_completed(futures):
-                results[futures[future]] = future.result()
+                key = futures[future]
+                results[key] = future.result()
+                save_result(out, *key, keys[key], results[key])
                 bar.update()
     bar.close()
     rows = [row for key in found for row in results[key]]
     write_csvs(rows, out)
+    write_feedback(rows, out / "feedback")
+    write_report(rows, out / "report.html", time.perf_counter() - started, len(todo))
+    grade.last_run = {"graded": len(todo), "reused": reused}  # for the command line's summary
     return rows
+
+
+def result_key(notebook: Path, assignment: str, timeout: int | None) -> str:
+    """A hash of everything a submission's grade depends on: the notebook, the exercise source, the time limit."""
+    h = hashlib.sha256(notebook.read_bytes())
+    h.update((SOLUTIONS / assignment / f"{assignment}.py").read_bytes())
+    h.update(repr(timeout).encode())
+    return h.hexdigest()
+
+
+def _result_path(out: Path, student: str, assignment: str) -> Path:
+    return out / "results" / student / f"{assignment}.json"
+
+
+def load_result(out: Path, student: str, assignment: str, key: str) -> list[CellResult] | None:
+    """The rows saved by an earlier run for this submission, if it was graded with the same `key`."""
+    path = _result_path(out, student, assignment)
+    try:
+        saved = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return None
+    if saved.get("key") != key:
+        return None
+    return [CellResult(**row) for row in saved["rows"]]
+
+
+def save_result(out: Path, student: str, assignment: str, key: str, rows: list[CellResult]) -> None:
+    """Keep the rows of one graded submission for later runs."""
+    path = _result_path(out, student, assignment)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps({"key": key, "rows": [asdict(r) for r in rows]}))
 
 
 def write_csvs(rows: list[CellResult], out: Path) -> None:

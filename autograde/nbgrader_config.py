@@ -12,11 +12,18 @@ Run nbgrader's own commands from this folder, e.g.::
 ``python -m autograde grade`` reads this file too and only moves the folders
 into a scratch course directory, so both paths grade the same way.
 """
+import sys
 from pathlib import Path
+
+from nbconvert.preprocessors import ClearMetadataPreprocessor
+from nbgrader.preprocessors import (AssignLatePenalties, CheckCellMetadata, Execute, IgnorePattern, LimitOutput,
+                                    SaveAutoGrades)
 
 c = get_config()  # noqa: F821 (provided by traitlets when nbgrader loads this file)
 
 repo = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(repo))  # for autograde.preprocessors when nbgrader runs from this folder
+from autograde.preprocessors import StderrIsNotFailure  # noqa: E402
 c.CourseDirectory.root = str(repo)
 c.CourseDirectory.source_directory = "autograde/source"
 c.CourseDirectory.release_directory = "exercises"
@@ -31,3 +38,7 @@ c.ClearSolutions.text_stub = "YOUR ANSWER HERE"
 
 # A whole notebook runs in well under 20 s; a cell that takes a minute is stuck.
 c.Execute.timeout = 60
+
+# nbgrader's default autograde steps, plus: stderr of a test cell is not a failure.
+c.Autograde.autograde_preprocessors = [Execute, StderrIsNotFailure, IgnorePattern, ClearMetadataPreprocessor,
+                                       LimitOutput, SaveAutoGrades, AssignLatePenalties, CheckCellMetadata]

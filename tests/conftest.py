@@ -10,9 +10,27 @@ from pathlib import Path
 import pytest
 
 from autograde.course import EXERCISES, REPO, SOLUTIONS, assignment_ids
-from autograde.synthetic import mutant_files, write_reference_class
+from autograde.synthetic import completed_notebook, mutant_files, write_reference_class, write_submission
 
 MUTANTS = Path(__file__).parent / "mutants"
+CELL_TIMEOUT = 20  # seconds; the slowest reference cell (chapter 2's training) takes under 10
+
+
+def odd_submissions(assignment: str) -> dict:
+    """Submissions of chapter 1 that misbehave in the ways students' notebooks do, by student id."""
+    reference = {c.metadata["nbgrader"]["grade_id"]: c for c in completed_notebook(assignment).cells
+                 if c.metadata.get("nbgrader", {}).get("solution")}
+    dot = reference["dot_scores"].source
+    odd = {
+        "syntax-error": {"dot_scores": "def dot_scores(queries, keys):\n    return queries @ keys.T +\n"},
+        "prints-to-stderr": {"dot_scores": "import sys\nimport warnings\n" + dot.replace(
+            "    return", "    print('debugging dot_scores', file=sys.stderr)\n"
+                        "    warnings.warn('a harmless warning')\n    return", 1)},
+        "infinite-loop": {"cosine_scores": "def cosine_scores(queries, keys):\n    while True:\n        pass\n"},
+        "raises": {"gaussian_scores": "raise RuntimeError('my notebook is broken here')\n"},
+        "kernel-dies": {"nadaraya_watson": "import os\nos._exit(1)\n"},
+    }
+    return {student: completed_notebook(assignment, cells) for student, cells in odd.items()}
 
 
 def mutants() -> list[tuple[str, str, Path]]:
@@ -45,10 +63,16 @@ def graded(tmp_path_factory):
     broken = submissions / "not-a-notebook" / first / f"{first}.ipynb"
     broken.parent.mkdir(parents=True)
     broken.write_text("this is not JSON")
+    for student, nb in odd_submissions(first).items():
+        write_submission(nb, submissions, student, first)
+    empty = submissions / "empty-file" / first / f"{first}.ipynb"
+    empty.parent.mkdir(parents=True)
+    empty.write_bytes(b"")
 
     before = digest(SOLUTIONS, EXERCISES, submissions)
     proc = subprocess.run(
-        [sys.executable, "-m", "autograde", "grade", str(submissions), "--out", str(out), "--quiet"],
+        [sys.executable, "-m", "autograde", "grade", str(submissions), "--out", str(out), "--quiet",
+         "--timeout", str(CELL_TIMEOUT)],
         cwd=REPO, capture_output=True, text=True, timeout=1200,
     )
     assert proc.returncode == 0, f"autograde grade failed:\n{proc.stdout}\n{proc.stderr}"

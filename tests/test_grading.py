@@ -1,5 +1,6 @@
 """The grading command's outputs and its handling of submissions that cannot be graded."""
 import csv
+import html
 import shutil
 import subprocess
 import sys
@@ -20,6 +21,7 @@ def test_missing_notebook_gets_rows(graded):
 def test_file_that_is_not_a_notebook_gets_error_rows(graded):
     rows = [graded["scores"][("not-a-notebook", FIRST, c)] for c in graded_cell_ids(FIRST)]
     assert {r["status"] for r in rows} == {"error"}
+    assert all("not a notebook" in r["message"] for r in rows)
     assert all(float(r["score"]) == 0 and r["message"] for r in rows)
 
 
@@ -61,3 +63,85 @@ def test_parallel_grading_equals_sequential(graded, tmp_path):
     assert sequential, "the sequential run wrote no rows"
     for row in sequential:
         assert row == graded["scores"][(row["student_id"], row["assignment"], row["grade_id"])]
+
+
+def rows_of(graded, student):
+    return {c: graded["scores"][(student, FIRST, c)] for c in graded_cell_ids(FIRST)}
+
+
+def test_syntax_error_costs_only_what_depends_on_it(graded):
+    rows = rows_of(graded, "syntax-error")
+    assert rows["test_dot_scores"]["status"] == "error" and "dot_scores" in rows["test_dot_scores"]["message"]
+    assert rows["test_softmax_stability"]["status"] == "passed"
+    total = float(graded["grades"][("syntax-error", FIRST)]["score"])
+    assert 0 < total < float(graded["grades"][("syntax-error", FIRST)]["max_score"])
+
+
+def test_correct_answer_that_writes_to_stderr_gets_full_marks(graded):
+    rows = rows_of(graded, "prints-to-stderr")
+    assert {r["status"] for r in rows.values()} == {"passed"}, {c: r["message"] for c, r in rows.items()}
+
+
+def test_infinite_loop_times_out_and_the_rest_is_graded(graded):
+    rows = rows_of(graded, "infinite-loop")
+    assert rows["test_cosine_scores"]["status"] == "timeout"
+    assert "time limit" in rows["test_cosine_scores"]["message"]
+    assert float(rows["test_cosine_scores"]["score"]) == 0
+    assert rows["test_softmax"]["status"] == rows["test_nadaraya_watson"]["status"] == "passed"
+
+
+def test_exception_in_a_solution_cell_fails_only_its_tests(graded):
+    rows = rows_of(graded, "raises")
+    assert rows["test_gaussian_scores"]["status"] == "error"
+    assert rows["test_dot_scores"]["status"] == "passed"
+
+
+def test_dead_kernel_and_empty_file_get_error_rows_without_stopping_others(graded):
+    for student, says in (("kernel-dies", "kernel died"), ("empty-file", "empty")):
+        rows = rows_of(graded, student)
+        assert all(r["status"] == "error" and says in r["message"] for r in rows.values()), rows
+        assert float(graded["grades"][(student, FIRST)]["score"]) < float(graded["grades"][(student, FIRST)]["max_score"])
+    assert float(graded["grades"][("reference", FIRST)]["score"]) == float(graded["grades"][("reference", FIRST)]["max_score"])
+
+
+def test_feedback_explains_lost_points_without_test_code(graded):
+    from test_release import secret_lines
+
+    student = "syntax-error"
+    page = (graded["out"] / "feedback" / f"{student}.html").read_text()
+    lost = [r for (s, a, c), r in graded["scores"].items() if s == student and a == FIRST and r["status"] != "passed"]
+    assert lost
+    for row in lost:
+        assert row["grade_id"] in page and html.escape(row["message"]) in page
+    secrets = [line for a in assignment_ids() for line in secret_lines(a)]
+    leaked = [line for line in secrets if html.escape(line) in page or line in page]
+    assert not leaked, leaked[:3]
+
+
+def test_instructor_report_has_figures_and_pass_rates(graded):
+    page = (graded["out"] / "report.html").read_text()
+    for assignment in assignment_ids():
+        assert f"<h2>{assignment}</h2>" in page
+    assert page.count("data:image/png;base64,") == len(assignment_ids())
+    assert "timeout" in page and "s per notebook" in page
+
+
+def test_rerun_reuses_results_and_a_late_submission_is_graded_alone(graded, tmp_path):
+    subset, out = tmp_path / "class", tmp_path / "out"
+    shutil.copytree(graded["submissions"] / "reference" / FIRST, subset / "reference" / FIRST)
+
+    def run():
+        proc = subprocess.run([sys.executable, "-m", "autograde", "grade", str(subset), "--out", str(out),
+                               "--assignment", FIRST, "--quiet"], cwd=REPO, capture_output=True, text=True)
+        assert proc.returncode == 0, proc.stderr
+        return proc.stdout, (out / "scores.csv").read_text()
+
+    first_stdout, first_scores = run()
+    assert "1 graded now, 0 unchanged" in first_stdout
+    again_stdout, again_scores = run()
+    assert "0 graded now, 1 unchanged" in again_stdout and again_scores == first_scores
+    shutil.copytree(graded["submissions"] / "untouched" / FIRST, subset / "late" / FIRST)
+    late_stdout, late_scores = run()
+    assert "1 graded now, 1 unchanged" in late_stdout
+    assert late_scores.startswith(first_scores.rstrip("\n").split("\n")[0])
+    assert sum(1 for line in late_scores.splitlines() if line.startswith("late,")) == len(graded_cell_ids(FIRST))

@@ -1,0 +1,112 @@
+"""HTML feedback for each student and a report for the instructor, from the rows of scores.csv.
+
+Feedback shows, for every test cell, the points and the first line of the
+failure message, which the tests write for students; it never shows test code,
+so hidden tests stay hidden.
+"""
+from __future__ import annotations
+
+import base64
+import html
+import io
+from collections import Counter, defaultdict
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+
+STYLE = """<style>
+body { font-family: system-ui, sans-serif; max-width: 60rem; margin: 2rem auto; padding: 0 1rem; color: #222; }
+table { border-collapse: collapse; width: 100%; margin-bottom: 2rem; }
+th, td { border-bottom: 1px solid #ddd; padding: 0.35rem 0.5rem; text-align: left; vertical-align: top; }
+.passed { color: #1b7837; } .failed, .error, .timeout, .missing { color: #b2182b; }
+</style>"""
+
+EXPLAIN = {
+    "passed": "all points",
+    "failed": "a test found a mistake",
+    "error": "the code raised an error or could not run",
+    "timeout": "a cell ran past the time limit",
+    "missing": "no notebook was handed in",
+}
+
+
+def _page(title: str, body: str) -> str:
+    return f"<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'><title>{html.escape(title)}</title>{STYLE}</head><body>{body}</body></html>"
+
+
+def write_feedback(rows, folder: Path) -> list[Path]:
+    """Write ``folder/<student_id>.html`` for every student; returns the paths."""
+    folder.mkdir(parents=True, exist_ok=True)
+    by_student: dict[str, dict[str, list]] = defaultdict(lambda: defaultdict(list))
+    for r in rows:
+        by_student[r.student_id][r.assignment].append(r)
+    written = []
+    for student, assignments in sorted(by_student.items()):
+        parts = [f"<h1>Feedback for {html.escape(student)}</h1>"]
+        for assignment, cells in assignments.items():
+            score, total = sum(c.score for c in cells), sum(c.max_score for c in cells)
+            parts.append(f"<h2>{html.escape(assignment)}: {score:g} / {total:g} points</h2>")
+            parts.append("<table><tr><th>test</th><th>points</th><th>result</th><th>what to look at</th></tr>")
+            for c in cells:
+                parts.append(f"<tr><td>{html.escape(c.grade_id)}</td><td>{c.score:g} / {c.max_score:g}</td>"
+                             f"<td class='{c.status}'>{html.escape(EXPLAIN.get(c.status, c.status))}</td>"
+                             f"<td>{html.escape(c.message)}</td></tr>")
+            parts.append("</table>")
+        path = folder / f"{student}.html"
+        path.write_text(_page(f"Feedback: {student}", "\n".join(parts)))
+        written.append(path)
+    return written
+
+
+def _png(fig) -> str:
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format="png", dpi=100, bbox_inches="tight")
+    plt.close(fig)
+    return base64.b64encode(buffer.getvalue()).decode()
+
+
+def write_report(rows, path: Path, seconds: float, notebooks: int) -> Path:
+    """Write the instructor's HTML report: score distributions, pass rate per test cell, problems, run time."""
+    plt.style.use("tableau-colorblind10")
+    by_assignment: dict[str, list] = defaultdict(list)
+    for r in rows:
+        by_assignment[r.assignment].append(r)
+    statuses = Counter(r.status for r in rows)
+    parts = ["<h1>Grading report</h1>",
+             f"<p>{len({(r.student_id, r.assignment) for r in rows})} submissions from "
+             f"{len({r.student_id for r in rows})} students; {notebooks} notebooks graded in {seconds:.0f} s"
+             f" ({seconds / max(notebooks, 1):.1f} s per notebook).</p>",
+             "<table><tr><th>status</th><th>test cells</th></tr>"
+             + "".join(f"<tr><td class='{s}'>{s}</td><td>{n}</td></tr>" for s, n in sorted(statuses.items()))
+             + "</table>"]
+    for assignment, cells in sorted(by_assignment.items()):
+        totals: dict[str, list[float]] = defaultdict(lambda: [0.0, 0.0])
+        for r in cells:
+            totals[r.student_id][0] += r.score
+            totals[r.student_id][1] += r.max_score
+        max_score = max(t[1] for t in totals.values())
+        order = list(dict.fromkeys(r.grade_id for r in cells))
+        passed = Counter(r.grade_id for r in cells if r.status == "passed")
+        counted = Counter(r.grade_id for r in cells if r.status != "missing")
+        rates = [passed[g] / counted[g] if counted[g] else 0.0 for g in order]
+
+        fig, (ax0, ax1) = plt.subplots(1, 2, figsize=(12, max(3.0, 0.28 * len(order))),
+                                       gridspec_kw={"width_ratios": [1, 1.4]}, layout="constrained")
+        ax0.hist([t[0] for t in totals.values()], bins=min(20, int(max_score) + 1), range=(0, max_score))
+        ax0.set(xlabel=f"score (of {max_score:g})", ylabel="students", title="score distribution")
+        ax0.yaxis.get_major_locator().set_params(integer=True)
+        ax1.barh(range(len(order)), rates)
+        ax1.set(yticks=range(len(order)), yticklabels=order, xlim=(0, 1), xlabel="share of submissions passing",
+                title="pass rate per test cell")
+        ax1.invert_yaxis()
+        alt = f"Score histogram and pass rate per test cell for {assignment}"
+        parts.append(f"<h2>{html.escape(assignment)}</h2>"
+                     f"<img alt='{html.escape(alt)}' src='data:image/png;base64,{_png(fig)}' style='max-width:100%'>")
+        hardest = sorted(zip(rates, order))[:3]
+        parts.append("<p>Where the class struggles most: "
+                     + ", ".join(f"{html.escape(g)} ({rate:.0%} pass)" for rate, g in hardest) + ".</p>")
+    path.write_text(_page("Grading report", "\n".join(parts)))
+    return path
