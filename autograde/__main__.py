@@ -23,6 +23,11 @@ def main(argv: list[str] | None = None) -> int:
     grd.add_argument("--out", type=Path, required=True, help="output folder for scores.csv, grades.csv and nbgrader's work")
     grd.add_argument("--assignment", action="append", dest="assignments", help="grade only this assignment (repeatable)")
     grd.add_argument("--jobs", type=int, default=None, help="submissions graded at once (default: one per CPU core)")
+    grd.add_argument("--scheduler", default=None,
+                     help="address of a Dask distributed scheduler (e.g. tcp://10.0.0.5:8786): grade on its workers; "
+                          "the workers need this repository's environment")
+    grd.add_argument("--memory", type=int, default=None, metavar="MIB",
+                     help="address-space limit of each notebook's kernel in MiB (default 4096)")
     grd.add_argument("--timeout", type=int, default=None, help="time limit of one cell in seconds (default 60)")
     grd.add_argument("--roster", type=Path, help="CSV with a student_id column: the students to grade")
     grd.add_argument("--student-pattern", default=None,
@@ -51,14 +56,18 @@ def main(argv: list[str] | None = None) -> int:
     if args.roster is not None and not args.roster.is_file():
         parser.error(f"roster {args.roster} is not a file")
     from .collect import DEFAULT_STUDENT_PATTERN
+    from .grade import DEFAULT_MEMORY_MIB
     if args.jobs is not None and args.jobs < 1:
         parser.error("--jobs must be at least 1")
+    if args.memory is not None and args.memory < 256:
+        parser.error("--memory must be at least 256 MiB (the kernel itself needs that much)")
     if args.timeout is not None and args.timeout < 1:
         parser.error("--timeout must be at least 1 second")
     try:
         rows = grade(args.submissions, args.out, getattr(args, "assignments", None), progress=not args.quiet,
                      jobs=args.jobs, roster=args.roster, student_pattern=args.student_pattern or DEFAULT_STUDENT_PATTERN,
-                     timeout=args.timeout)
+                     timeout=args.timeout, scheduler=args.scheduler,
+                     memory_mib=args.memory or DEFAULT_MEMORY_MIB)
     except (NotADirectoryError, ValueError) as error:
         parser.error(str(error))
     submissions = {(r.student_id, r.assignment) for r in rows}

@@ -16,6 +16,8 @@ import multiprocessing
 import os
 import re
 import shutil
+import tempfile
+import threading
 import time
 import warnings
 from concurrent.futures import ProcessPoolExecutor, as_completed
@@ -29,6 +31,7 @@ from tqdm import tqdm
 
 from .collect import DEFAULT_STUDENT_PATTERN, collect, write_unmatched
 from .course import SOLUTIONS, assignment_ids, make_course, source_notebook
+from .limited_kernel import install_kernelspec
 from .report import write_feedback, write_report
 
 SCORE_COLUMNS = ["student_id", "assignment", "grade_id", "score", "max_score", "status", "message"]
@@ -161,15 +164,21 @@ def autograde_one(api, student: str, assignment: str) -> str | None:
 _worker: dict = {}
 
 
-def _start_worker(base: Path, threads: int, timeout: int | None) -> None:
+DEFAULT_MEMORY_MIB = 4096
+
+
+def _start_worker(base: Path, threads: int, timeout: int | None, memory_mib: int = DEFAULT_MEMORY_MIB) -> None:
     """Give this process its own nbgrader course folder under `base` (runs once per worker).
 
     Kernels started from here use at most `threads` threads for NumPy and
-    PyTorch, so that parallel workers share the cores instead of fighting over them.
+    PyTorch, so that parallel workers share the cores instead of fighting over
+    them, and at most `memory_mib` MiB of address space.
     """
     warnings.simplefilter("ignore", SAWarning)  # nbgrader's gradebook code trips SQLAlchemy autoflush warnings
     for name in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
         os.environ[name] = str(threads)
+    kernels = install_kernelspec(Path(base) / f"kernels-{os.getpid()}", memory_mib)
+    os.environ["JUPYTER_PATH"] = os.pathsep.join([str(kernels), os.environ.get("JUPYTER_PATH", "")]).rstrip(os.pathsep)
     _worker.update(root=Path(base) / f"worker-{os.getpid()}", api=None, assignments=set(), timeout=timeout)
 
 
@@ -190,9 +199,30 @@ def grade_submission(student: str, assignment: str, notebook: Path) -> list[Cell
         return results_for(root, gradebook, student, assignment, None)
 
 
+_remote_lock = threading.Lock()
+
+
+def grade_remote(student: str, assignment: str, notebook: bytes, threads: int, timeout: int | None,
+                 memory_mib: int = DEFAULT_MEMORY_MIB) -> list[CellResult]:
+    """Grade one notebook given as bytes on a Dask worker, in a course private to the worker process.
+
+    The worker may be on another machine, so the notebook travels as bytes and
+    the course lives in the worker's temporary folder. Tasks that a
+    multi-threaded worker runs at once take turns (nbgrader is not thread-safe).
+    """
+    with _remote_lock:
+        if not _worker:
+            _start_worker(Path(tempfile.mkdtemp(prefix="autograde-worker-")), threads, timeout, memory_mib)
+        incoming = _worker["root"] / "incoming" / student / f"{assignment}.ipynb"
+        incoming.parent.mkdir(parents=True, exist_ok=True)
+        incoming.write_bytes(notebook)
+        return grade_submission(student, assignment, incoming)
+
+
 def grade(submissions: Path, out: Path, assignments: list[str] | None = None, progress: bool = True,
           jobs: int | None = None, roster: Path | None = None,
-          student_pattern: str = DEFAULT_STUDENT_PATTERN, timeout: int | None = None) -> list[CellResult]:
+          student_pattern: str = DEFAULT_STUDENT_PATTERN, timeout: int | None = None,
+          scheduler: str | None = None, memory_mib: int = DEFAULT_MEMORY_MIB) -> list[CellResult]:
     """Autograde every submission in `submissions`; write scores.csv, grades.csv and unmatched.csv into `out`.
 
     `submissions` is a folder or zip in nbgrader's submitted layout or as an
@@ -201,7 +231,10 @@ def grade(submissions: Path, out: Path, assignments: list[str] | None = None, pr
     with status ``missing`` where they have no notebook. Grades `jobs`
     submissions at a time (default: one per CPU core), each worker process in
     its own nbgrader course under ``out/nbgrader``; `timeout` is the time
-    limit of one cell in seconds (default: nbgrader_config.py's). Returns the rows of
+    limit of one cell in seconds (default: nbgrader_config.py's). With
+    `scheduler`, the address of a Dask distributed scheduler, the notebooks are
+    graded on that cluster's workers instead. Each kernel may use at most
+    `memory_mib` MiB of address space. Returns the rows of
     scores.csv. A submission that cannot be graded gets rows with status
     ``missing``, ``error`` or ``timeout`` and no points; it never stops the others.
     """
@@ -237,8 +270,19 @@ def grade(submissions: Path, out: Path, assignments: list[str] | None = None, pr
     todo = [(s, a, found[(s, a)]) for (s, a) in found if (s, a) not in results]
     jobs = max(1, min(jobs or os.cpu_count() or 1, len(todo) or 1))
     bar = tqdm(total=len(todo), desc="grading", unit="notebook", disable=not progress)
-    if jobs == 1:
-        _start_worker(base, os.cpu_count() or 1, timeout)
+    if scheduler is not None:
+        from distributed import Client, as_completed as dask_completed
+
+        with Client(scheduler, timeout="30s") as client:
+            futures = {client.submit(grade_remote, s, a, nb.read_bytes(), 1, timeout, memory_mib, pure=False): (s, a)
+                       for s, a, nb in todo}
+            for future in dask_completed(list(futures)):
+                key = futures[future]
+                results[key] = future.result()
+                save_result(out, *key, keys[key], results[key])
+                bar.update()
+    elif jobs == 1:
+        _start_worker(base, os.cpu_count() or 1, timeout, memory_mib)
         for student, assignment, notebook in todo:
             results[(student, assignment)] = grade_submission(student, assignment, notebook)
             save_result(out, student, assignment, keys[(student, assignment)], results[(student, assignment)])
@@ -246,7 +290,7 @@ def grade(submissions: Path, out: Path, assignments: list[str] | None = None, pr
     else:
         context = multiprocessing.get_context("spawn")  # no zmq or sqlite state inherited from this process
         with ProcessPoolExecutor(jobs, mp_context=context, initializer=_start_worker,
-                                 initargs=(base, max(1, (os.cpu_count() or 1) // jobs), timeout)) as pool:
+                                 initargs=(base, max(1, (os.cpu_count() or 1) // jobs), timeout, memory_mib)) as pool:
             futures = {pool.submit(grade_submission, *job): job[:2] for job in todo}
             for future in as_completed(futures):
                 key = futures[future]
@@ -266,7 +310,7 @@ def result_key(notebook: Path, assignment: str, timeout: int | None) -> str:
     """A hash of everything a submission's grade depends on: the notebook, the exercise source, the time limit."""
     h = hashlib.sha256(notebook.read_bytes())
     h.update((SOLUTIONS / assignment / f"{assignment}.py").read_bytes())
-    h.update(repr(timeout).encode())
+    h.update(repr(timeout).encode())  # the memory limit is not part of the key: it only matters for broken notebooks
     return h.hexdigest()
 
 

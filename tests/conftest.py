@@ -29,6 +29,10 @@ def odd_submissions(assignment: str) -> dict:
         "infinite-loop": {"cosine_scores": "def cosine_scores(queries, keys):\n    while True:\n        pass\n"},
         "raises": {"gaussian_scores": "raise RuntimeError('my notebook is broken here')\n"},
         "kernel-dies": {"nadaraya_watson": "import os\nos._exit(1)\n"},
+        # 6 GiB of address space, past the default 4 GiB limit (np.empty touches no memory, so this is safe anyway).
+        "memory-hog": {"weighted_average": "def weighted_average(weights, values):\n"
+                                           "    scratch = np.empty(6 * 2**30, dtype=np.uint8)\n"
+                                           "    return np.asarray(weights) @ np.asarray(values)\n"},
     }
     return {student: completed_notebook(assignment, cells) for student, cells in odd.items()}
 

@@ -145,3 +145,31 @@ def test_rerun_reuses_results_and_a_late_submission_is_graded_alone(graded, tmp_
     assert "1 graded now, 1 unchanged" in late_stdout
     assert late_scores.startswith(first_scores.rstrip("\n").split("\n")[0])
     assert sum(1 for line in late_scores.splitlines() if line.startswith("late,")) == len(graded_cell_ids(FIRST))
+
+
+def test_grading_on_a_dask_cluster_equals_local_grading(graded, tmp_path):
+    from distributed import LocalCluster
+
+    subset = tmp_path / "class"
+    for student in ("reference", "untouched"):
+        shutil.copytree(graded["submissions"] / student / FIRST, subset / student / FIRST)
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1",
+                      dashboard_address=None) as cluster:
+        proc = subprocess.run([sys.executable, "-m", "autograde", "grade", str(subset), "--out", str(tmp_path / "out"),
+                               "--assignment", FIRST, "--scheduler", cluster.scheduler_address, "--quiet"],
+                              cwd=REPO, capture_output=True, text=True, timeout=600)
+        workers = len(cluster.workers)
+    assert proc.returncode == 0, proc.stderr
+    assert workers == 2
+    with open(tmp_path / "out" / "scores.csv", newline="") as f:
+        rows = list(csv.DictReader(f))
+    assert len(rows) == 2 * len(graded_cell_ids(FIRST))
+    for row in rows:
+        assert row == graded["scores"][(row["student_id"], row["assignment"], row["grade_id"])]
+
+
+def test_memory_limit_stops_only_the_cell_that_allocates(graded):
+    rows = rows_of(graded, "memory-hog")
+    assert rows["test_weighted_average"]["status"] == "error"
+    assert "MemoryError" in rows["test_weighted_average"]["message"]
+    assert rows["test_softmax"]["status"] == rows["test_dot_scores"]["status"] == "passed"

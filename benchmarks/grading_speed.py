@@ -1,0 +1,86 @@
+"""Benchmark the grading command on a synthetic class (not a test).
+
+    .venv/bin/python benchmarks/grading_speed.py [--students 100]
+
+The class has one notebook per student, spread over the available chapters:
+three in five complete the reference solution, one in five is a mutant (a
+plausible wrong answer from tests/mutants/), one in five is broken (the
+untouched student notebook). It prints the seconds per notebook of
+``python -m autograde grade`` with --jobs 1 and --jobs 2, the time of executing
+the same notebooks bare with nbclient, one after another, the overhead of
+grading (--jobs 1 against bare) and the speedup of --jobs 2 over --jobs 1.
+"""
+from __future__ import annotations
+
+import argparse
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import nbformat
+from nbclient import NotebookClient
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+
+from autograde.course import assignment_ids  # noqa: E402
+from autograde.synthetic import completed_notebook, mutant_files, student_notebook, write_submission  # noqa: E402
+
+
+def make_class(folder: Path, students: int) -> list[Path]:
+    """Write the synthetic class into `folder`; returns the notebooks."""
+    assignments = assignment_ids()
+    mutants = {a: [(g, p) for a2, g, p in mutant_files(REPO / "tests" / "mutants") if a2 == a] for a in assignments}
+    written = []
+    for i in range(students):
+        assignment = assignments[i % len(assignments)]
+        kind = i % 5
+        if kind == 3 and mutants[assignment]:
+            grade_id, path = mutants[assignment][(i // 5) % len(mutants[assignment])]
+            nb = completed_notebook(assignment, {grade_id: path.read_text()})
+        elif kind == 4:
+            nb = student_notebook(assignment)
+        else:
+            nb = completed_notebook(assignment)
+        written.append(write_submission(nb, folder, f"student{i:03d}", assignment))
+    return written
+
+
+def grade_seconds(submissions: Path, out: Path, jobs: int) -> float:
+    start = time.perf_counter()
+    subprocess.run([sys.executable, "-m", "autograde", "grade", str(submissions), "--out", str(out),
+                    "--jobs", str(jobs), "--quiet"], cwd=REPO, check=True, capture_output=True)
+    return time.perf_counter() - start
+
+
+def bare_seconds(notebooks: list[Path]) -> float:
+    start = time.perf_counter()
+    for path in notebooks:
+        nb = nbformat.read(path, as_version=4)
+        with tempfile.TemporaryDirectory() as tmp:
+            NotebookClient(nb, timeout=600, kernel_name="python3", allow_errors=True,
+                           resources={"metadata": {"path": tmp}}).execute()
+    return time.perf_counter() - start
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--students", type=int, default=100)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        tmp = Path(tmp)
+        notebooks = make_class(tmp / "class", args.students)
+        n = len(notebooks)
+        bare = bare_seconds(notebooks)
+        one = grade_seconds(tmp / "class", tmp / "out1", 1)
+        two = grade_seconds(tmp / "class", tmp / "out2", 2)
+    print(f"{n} notebooks across {len(assignment_ids())} chapters")
+    print(f"bare nbclient, one at a time: {bare:6.1f} s ({bare / n:.2f} s per notebook)")
+    print(f"grade --jobs 1:               {one:6.1f} s ({one / n:.2f} s per notebook), overhead {one / bare:.2f}x")
+    print(f"grade --jobs 2:               {two:6.1f} s ({two / n:.2f} s per notebook), speedup {one / two:.2f}x")
+
+
+if __name__ == "__main__":
+    main()
