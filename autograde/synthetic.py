@@ -4,12 +4,35 @@ Used by the tests (reference, untouched notebook, mutants) and by benchmarks.
 """
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import nbformat
 
 from .course import EXERCISES, source_notebook
 from .reference import solution_code
+
+
+_PATCH = re.compile(r"^# replace: (.*)\n# with: ?(.*)$", re.MULTILINE)
+
+
+def mutant_code(mutant: str, reference: str) -> str:
+    """The cell source a mutant stands for.
+
+    A mutant is either the whole replacement source of a solution cell, or a
+    patch of the reference cell: pairs of lines ``# replace: OLD`` and
+    ``# with: NEW`` (``\\n`` for a line break), each replacing every
+    occurrence of OLD. A patch whose OLD is not in the reference is an error,
+    so a mutant cannot silently stop meaning anything when the solution changes.
+    """
+    pairs = _PATCH.findall(mutant)
+    code = reference if pairs else mutant
+    for old, new in pairs:
+        old, new = old.replace("\\n", "\n"), new.replace("\\n", "\n")
+        if old not in code:
+            raise ValueError(f"mutant patch does not apply: {old!r} is not in the reference cell")
+        code = code.replace(old, new)
+    return code
 
 
 def student_notebook(assignment: str) -> nbformat.NotebookNode:
@@ -21,8 +44,8 @@ def completed_notebook(assignment: str, replacements: dict[str, str] | None = No
     """The student notebook with every solution cell filled in.
 
     A cell whose grade id is a key of `replacements` gets that code instead of
-    the reference solution; that is how a mutant (a plausible wrong answer)
-    becomes a submission.
+    the reference solution (resolved with :func:`mutant_code`, so it may be a
+    patch); that is how a mutant (a plausible wrong answer) becomes a submission.
     """
     replacements = dict(replacements or {})
     reference = {
@@ -37,7 +60,8 @@ def completed_notebook(assignment: str, replacements: dict[str, str] | None = No
     for cell in nb.cells:
         grade_id = cell.metadata.get("nbgrader", {}).get("grade_id")
         if grade_id in reference:
-            cell.source = replacements.get(grade_id, solution_code(reference[grade_id]))
+            code = solution_code(reference[grade_id])
+            cell.source = mutant_code(replacements[grade_id], code) if grade_id in replacements else code
     return nb
 
 
