@@ -33,6 +33,9 @@ def main(argv: list[str] | None = None) -> int:
     grd.add_argument("--student-pattern", default=None,
                      help="regular expression with a group 'student' that finds the student id in a flat file name "
                           "(default: the text before the first underscore)")
+    grd.add_argument("--no-sandbox", action="store_true",
+                     help="run student code without the bubblewrap sandbox (only where no sandbox can be had: "
+                          "submissions could then read the solutions and other students' work and change grades)")
     grd.add_argument("--quiet", action="store_true", help="no progress bar")
 
     args = parser.parse_args(argv)
@@ -49,7 +52,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"wrote {path}")
         return 0
 
-    from .grade import grade
+    from .grade import SandboxUnavailable, grade
 
     if not args.submissions.exists():
         parser.error(f"{args.submissions} does not exist")
@@ -67,14 +70,17 @@ def main(argv: list[str] | None = None) -> int:
         rows = grade(args.submissions, args.out, getattr(args, "assignments", None), progress=not args.quiet,
                      jobs=args.jobs, roster=args.roster, student_pattern=args.student_pattern or DEFAULT_STUDENT_PATTERN,
                      timeout=args.timeout, scheduler=args.scheduler,
-                     memory_mib=args.memory or DEFAULT_MEMORY_MIB)
+                     memory_mib=args.memory or DEFAULT_MEMORY_MIB, sandbox=not args.no_sandbox)
     except (NotADirectoryError, ValueError) as error:
         parser.error(str(error))
+    except SandboxUnavailable as error:
+        print(f"python -m autograde grade: refusing to grade without a sandbox: {error}", file=sys.stderr)
+        return 2
     submissions = {(r.student_id, r.assignment) for r in rows}
-    problems = sum(r.status in ("error", "timeout", "missing") for r in rows)
+    problems = sum(r.status in ("error", "timeout", "missing", "crashed", "tampering") for r in rows)
     run = grade.last_run
     print(f"{len(submissions)} submission(s): {run['graded']} graded now, {run['reused']} unchanged since the last run "
-          f"into this folder; {problems} test cell(s) with errors, timeouts or missing notebooks")
+          f"into this folder; {problems} test cell(s) with errors, timeouts, crashes, tampering or missing notebooks")
     unmatched = sum(1 for _ in open(args.out / "unmatched.csv")) - 1
     print(f"wrote {args.out / 'scores.csv'}, {args.out / 'grades.csv'}, feedback in {args.out / 'feedback'} "
           f"and the report {args.out / 'report.html'}; "

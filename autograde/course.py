@@ -65,16 +65,20 @@ def cells_checking(grade_id: str, test_cells: list[str]) -> list[str]:
     return [c for c in test_cells if c == f"test_{grade_id}" or c.startswith(f"test_{grade_id}_")]
 
 
-def nbgrader_config(root: Path, timeout: int | None = None) -> Config:
+def nbgrader_config(root: Path, timeout: int | None = None, kernel: dict | None = None) -> Config:
     """This course's nbgrader configuration, with the course directory moved to `root`.
 
     Everything lives under `root` (source/, release/, submitted/, autograded/,
     feedback/, gradebook.db), so nothing in the repository is touched.
-    `timeout`, if given, replaces the per-cell time limit in seconds.
+    `timeout`, if given, replaces the per-cell time limit in seconds;
+    `kernel` sets options of :class:`autograde.execute.SandboxKernelManager`
+    (``sandbox``, ``memory_mib``, ``threads``, ...).
     """
     config = PyFileConfigLoader(NBGRADER_CONFIG.name, path=str(NBGRADER_CONFIG.parent)).load_config()
     if timeout is not None:
         config.Execute.timeout = timeout
+    for name, value in (kernel or {}).items():
+        config.SandboxKernelManager[name] = value
     course = config.CourseDirectory
     course.root = str(root)
     for name in ("source", "release", "submitted", "autograded", "feedback"):
@@ -83,13 +87,14 @@ def nbgrader_config(root: Path, timeout: int | None = None) -> Config:
     return config
 
 
-def nbgrader_api(root: Path, timeout: int | None = None) -> NbGraderAPI:
-    """An nbgrader API object for the course directory `root`."""
-    config = nbgrader_config(root, timeout)
+def nbgrader_api(root: Path, timeout: int | None = None, kernel: dict | None = None) -> NbGraderAPI:
+    """An nbgrader API object for the course directory `root` (options as :func:`nbgrader_config`)."""
+    config = nbgrader_config(root, timeout, kernel)
     return NbGraderAPI(coursedir=CourseDirectory(config=config), config=config)
 
 
-def make_course(root: Path, assignments: list[str], timeout: int | None = None) -> NbGraderAPI:
+def make_course(root: Path, assignments: list[str], timeout: int | None = None,
+                kernel: dict | None = None) -> NbGraderAPI:
     """Create an nbgrader course at `root` holding `assignments`, generated and in its gradebook.
 
     Writes ``root/source/<a>/<a>.ipynb`` from the jupytext sources and runs
@@ -98,7 +103,7 @@ def make_course(root: Path, assignments: list[str], timeout: int | None = None) 
     version to ``root/release/<a>/<a>.ipynb``.
     """
     root.mkdir(parents=True, exist_ok=True)
-    api = nbgrader_api(root, timeout)
+    api = nbgrader_api(root, timeout, kernel)
     for assignment in assignments:
         folder = root / "source" / assignment
         if folder.exists():

@@ -10,6 +10,7 @@ executes each notebook. The submissions and the repository are only read.
 from __future__ import annotations
 
 import csv
+import functools
 import hashlib
 import json
 import multiprocessing
@@ -21,7 +22,7 @@ import threading
 import time
 import warnings
 from concurrent.futures import ProcessPoolExecutor, as_completed
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 import nbformat
@@ -30,12 +31,19 @@ from sqlalchemy.exc import SAWarning
 from tqdm import tqdm
 
 from .collect import DEFAULT_STUDENT_PATTERN, collect, write_unmatched
-from .course import SOLUTIONS, assignment_ids, make_course, source_notebook
-from .limited_kernel import install_kernelspec
+from .course import EXERCISES, SOLUTIONS, assignment_ids, make_course, source_notebook
+from .execute import defined_names
+from .normalise import rebuild
+from .reference import solution_code
+from .sandbox import check_sandbox
 from .report import write_feedback, write_report
 
 SCORE_COLUMNS = ["student_id", "assignment", "grade_id", "score", "max_score", "status", "message"]
 GRADE_COLUMNS = ["student_id", "assignment", "score", "max_score"]
+
+
+class SandboxUnavailable(RuntimeError):
+    """No sandbox can be made on this machine, and the instructor did not opt out of it."""
 
 
 @dataclass
@@ -47,7 +55,7 @@ class CellResult:
     grade_id: str
     score: float
     max_score: float
-    status: str  # passed, failed, error, timeout or missing
+    status: str  # passed, failed, error, timeout, crashed, tampering or missing
     message: str
 
 
@@ -67,6 +75,10 @@ def cell_failure(cell) -> tuple[str, str] | None:
             if name in ("CellTimeoutError", "KeyboardInterrupt"):
                 # nbgrader interrupts a cell that runs past the limit; the cell then shows KeyboardInterrupt.
                 return "timeout", "the cell ran longer than the time limit and was interrupted"
+            if name == "TamperingError":
+                return "tampering", value
+            if name == "KernelDied":
+                return "crashed", value
             if name == "NotImplementedError":
                 return "error", "NotImplementedError: not done yet (replace raise NotImplementedError() with your code)"
             status = "failed" if name == "AssertionError" else "error"
@@ -151,7 +163,7 @@ def autograde_one(api, student: str, assignment: str) -> str | None:
     if "CellTimeoutError" in log or "Timeout" in log:
         return "timeout: the notebook did not finish within the time limit"
     if "Kernel died" in log or "DeadKernelError" in log:
-        return "error: the notebook's kernel died (a crash, os._exit or running out of memory)"
+        return "crashed: the notebook's kernel died (a crash, os._exit or running out of memory)"
     # The most informative line is the last 'SomeError: message' of nbgrader's traceback.
     raised = [line.strip() for line in log.splitlines() if re.match(r"\s*[\w.]*(Error|Exception)\b.*:", line)]
     detail = raised[-1] if raised else first_line(log)
@@ -167,43 +179,89 @@ _worker: dict = {}
 DEFAULT_MEMORY_MIB = 4096
 
 
-def _start_worker(base: Path, threads: int, timeout: int | None, memory_mib: int = DEFAULT_MEMORY_MIB) -> None:
+def _start_worker(base: Path, threads: int, timeout: int | None, memory_mib: int = DEFAULT_MEMORY_MIB,
+                  sandbox: bool = True) -> None:
     """Give this process its own nbgrader course folder under `base` (runs once per worker).
 
     Kernels started from here use at most `threads` threads for NumPy and
     PyTorch, so that parallel workers share the cores instead of fighting over
-    them, and at most `memory_mib` MiB of address space.
+    them, at most `memory_mib` MiB of address space, and run in the sandbox
+    unless `sandbox` is false.
     """
     warnings.simplefilter("ignore", SAWarning)  # nbgrader's gradebook code trips SQLAlchemy autoflush warnings
-    for name in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
-        os.environ[name] = str(threads)
-    kernels = install_kernelspec(Path(base) / f"kernels-{os.getpid()}", memory_mib)
-    os.environ["JUPYTER_PATH"] = os.pathsep.join([str(kernels), os.environ.get("JUPYTER_PATH", "")]).rstrip(os.pathsep)
-    _worker.update(root=Path(base) / f"worker-{os.getpid()}", api=None, assignments=set(), timeout=timeout)
+    kernel = {"threads": threads, "memory_mib": memory_mib, "sandbox": sandbox}
+    _worker.update(root=Path(base) / f"worker-{os.getpid()}", api=None, assignments=set(), timeout=timeout, kernel=kernel)
 
 
-def grade_submission(student: str, assignment: str, notebook: Path) -> list[CellResult]:
-    """Autograde one submitted notebook in this worker's course and return its rows."""
+@dataclass
+class Graded:
+    """What grading one submission gives: its rows of scores.csv and notes on what was repaired or flagged."""
+
+    rows: list[CellResult]
+    notes: list[str] = field(default_factory=list)
+
+
+@functools.lru_cache(maxsize=None)
+def _answer_names(assignment: str) -> dict[str, frozenset]:
+    """Names each answer's reference solution defines, less those that given cells define."""
+    cells = source_notebook(assignment).cells
+    given = {n for c in cells if c.cell_type == "code" and not c.metadata.get("nbgrader", {}).get("solution")
+             for n in defined_names(c.source)}
+    return {c.metadata["nbgrader"]["grade_id"]: frozenset(set(defined_names(solution_code(c.source))) - given)
+            for c in cells if c.metadata.get("nbgrader", {}).get("solution")}
+
+
+def execution_notes(executed: nbformat.NotebookNode) -> list[str]:
+    """Notes on what GuardedExecute did to an executed notebook: restorations, dead kernels, cut outputs."""
+    notes = []
+    meta = executed.metadata.get("autograde", {})
+    if meta.get("restored"):
+        notes.append("before the tests ran, the grader undid changes the notebook made to what tests rely on: "
+                     + "; ".join(meta["restored"][:10]))
+    for index in meta.get("kernel_died_in", []):
+        cell = executed.cells[index]
+        name = cell.metadata.get("nbgrader", {}).get("grade_id") or f"number {index + 1}"
+        notes.append(f"the kernel died in cell {name}; that cell was skipped and the notebook graded without it")
+    cut = [i for i, c in enumerate(executed.cells) if any("by the grader]" in o.get("text", "") for o in c.get("outputs", []))]
+    if cut:
+        notes.append(f"the output of {len(cut)} cell(s) was cut short (too long)")
+    return notes
+
+
+def grade_submission(student: str, assignment: str, notebook: Path) -> Graded:
+    """Autograde one submitted notebook in this worker's course and return its rows and notes.
+
+    The notebook is first rebuilt on the released one (:mod:`autograde.normalise`),
+    so copied, deleted, moved or unlabelled cells cost nothing.
+    """
     root = _worker["root"]
     if assignment not in _worker["assignments"]:  # generate each assignment once per worker, when first needed
-        _worker["api"] = make_course(root, [assignment], _worker["timeout"])
+        _worker["api"] = make_course(root, [assignment], _worker["timeout"], _worker["kernel"])
         _worker["assignments"].add(assignment)
     api = _worker["api"]
     target = root / "submitted" / student / assignment / f"{assignment}.ipynb"
     target.parent.mkdir(parents=True, exist_ok=True)
     shutil.copyfile(notebook, target)
-    outcome = unreadable(target) or autograde_one(api, student, assignment)
+    outcome = unreadable(target)
     if outcome is not None:
-        return results_for(root, None, student, assignment, outcome)
+        return Graded(results_for(root, None, student, assignment, outcome))
+    released = nbformat.read(EXERCISES / assignment / f"{assignment}.ipynb", as_version=4)
+    submitted = nbformat.read(target, as_version=4)
+    rebuilt, notes = rebuild(submitted, released, _answer_names(assignment))
+    nbformat.write(rebuilt, target)
+    outcome = autograde_one(api, student, assignment)
+    if outcome is not None:
+        return Graded(results_for(root, None, student, assignment, outcome), notes)
+    executed = nbformat.read(root / "autograded" / student / assignment / f"{assignment}.ipynb", as_version=4)
     with Gradebook(api.coursedir.db_url) as gradebook:
-        return results_for(root, gradebook, student, assignment, None)
+        return Graded(results_for(root, gradebook, student, assignment, None), notes + execution_notes(executed))
 
 
 _remote_lock = threading.Lock()
 
 
 def grade_remote(student: str, assignment: str, notebook: bytes, threads: int, timeout: int | None,
-                 memory_mib: int = DEFAULT_MEMORY_MIB) -> list[CellResult]:
+                 memory_mib: int = DEFAULT_MEMORY_MIB, sandbox: bool = True) -> Graded:
     """Grade one notebook given as bytes on a Dask worker, in a course private to the worker process.
 
     The worker may be on another machine, so the notebook travels as bytes and
@@ -212,7 +270,7 @@ def grade_remote(student: str, assignment: str, notebook: bytes, threads: int, t
     """
     with _remote_lock:
         if not _worker:
-            _start_worker(Path(tempfile.mkdtemp(prefix="autograde-worker-")), threads, timeout, memory_mib)
+            _start_worker(Path(tempfile.mkdtemp(prefix="autograde-worker-")), threads, timeout, memory_mib, sandbox)
         incoming = _worker["root"] / "incoming" / student / f"{assignment}.ipynb"
         incoming.parent.mkdir(parents=True, exist_ok=True)
         incoming.write_bytes(notebook)
@@ -222,7 +280,7 @@ def grade_remote(student: str, assignment: str, notebook: bytes, threads: int, t
 def grade(submissions: Path, out: Path, assignments: list[str] | None = None, progress: bool = True,
           jobs: int | None = None, roster: Path | None = None,
           student_pattern: str = DEFAULT_STUDENT_PATTERN, timeout: int | None = None,
-          scheduler: str | None = None, memory_mib: int = DEFAULT_MEMORY_MIB) -> list[CellResult]:
+          scheduler: str | None = None, memory_mib: int = DEFAULT_MEMORY_MIB, sandbox: bool = True) -> list[CellResult]:
     """Autograde every submission in `submissions`; write scores.csv, grades.csv and unmatched.csv into `out`.
 
     `submissions` is a folder or zip in nbgrader's submitted layout or as an
@@ -234,12 +292,20 @@ def grade(submissions: Path, out: Path, assignments: list[str] | None = None, pr
     limit of one cell in seconds (default: nbgrader_config.py's). With
     `scheduler`, the address of a Dask distributed scheduler, the notebooks are
     graded on that cluster's workers instead. Each kernel may use at most
-    `memory_mib` MiB of address space. Returns the rows of
+    `memory_mib` MiB of address space and runs in a bubblewrap sandbox
+    (:mod:`autograde.sandbox`) unless `sandbox` is false; when no sandbox can
+    be made, :class:`SandboxUnavailable` is raised before anything is graded.
+    Writes notes.csv (what was repaired or flagged per submission), per-student
+    feedback and report.html. Returns the rows of
     scores.csv. A submission that cannot be graded gets rows with status
     ``missing``, ``error`` or ``timeout`` and no points; it never stops the others.
     """
     started = time.perf_counter()
     submissions, out = Path(submissions), Path(out)
+    if sandbox and scheduler is None:  # (Dask workers check on their own machines)
+        problem = check_sandbox()
+        if problem is not None:
+            raise SandboxUnavailable(problem)
     known = assignment_ids()
     unknown = sorted(set(assignments or []) - set(known))
     if unknown:
@@ -258,7 +324,7 @@ def grade(submissions: Path, out: Path, assignments: list[str] | None = None, pr
     for (student, assignment), notebook in found.items():
         if notebook is None:
             message = f"missing: no notebook for {assignment} in the submission"
-            results[(student, assignment)] = results_for(base, None, student, assignment, message)
+            results[(student, assignment)] = Graded(results_for(base, None, student, assignment, message))
     # Results of earlier runs are reused when neither the notebook, the exercise's source nor the
     # time limit changed: re-running is idempotent and a late submission is graded alone.
     keys = {(s, a): result_key(found[(s, a)], a, timeout) for (s, a) in found if (s, a) not in results}
@@ -274,7 +340,8 @@ def grade(submissions: Path, out: Path, assignments: list[str] | None = None, pr
         from distributed import Client, as_completed as dask_completed
 
         with Client(scheduler, timeout="30s") as client:
-            futures = {client.submit(grade_remote, s, a, nb.read_bytes(), 1, timeout, memory_mib, pure=False): (s, a)
+            futures = {client.submit(grade_remote, s, a, nb.read_bytes(), 1, timeout, memory_mib, sandbox,
+                                     pure=False): (s, a)
                        for s, a, nb in todo}
             for future in dask_completed(list(futures)):
                 key = futures[future]
@@ -282,7 +349,7 @@ def grade(submissions: Path, out: Path, assignments: list[str] | None = None, pr
                 save_result(out, *key, keys[key], results[key])
                 bar.update()
     elif jobs == 1:
-        _start_worker(base, os.cpu_count() or 1, timeout, memory_mib)
+        _start_worker(base, os.cpu_count() or 1, timeout, memory_mib, sandbox)
         for student, assignment, notebook in todo:
             results[(student, assignment)] = grade_submission(student, assignment, notebook)
             save_result(out, student, assignment, keys[(student, assignment)], results[(student, assignment)])
@@ -290,7 +357,7 @@ def grade(submissions: Path, out: Path, assignments: list[str] | None = None, pr
     else:
         context = multiprocessing.get_context("spawn")  # no zmq or sqlite state inherited from this process
         with ProcessPoolExecutor(jobs, mp_context=context, initializer=_start_worker,
-                                 initargs=(base, max(1, (os.cpu_count() or 1) // jobs), timeout, memory_mib)) as pool:
+                                 initargs=(base, max(1, (os.cpu_count() or 1) // jobs), timeout, memory_mib, sandbox)) as pool:
             futures = {pool.submit(grade_submission, *job): job[:2] for job in todo}
             for future in as_completed(futures):
                 key = futures[future]
@@ -298,10 +365,12 @@ def grade(submissions: Path, out: Path, assignments: list[str] | None = None, pr
                 save_result(out, *key, keys[key], results[key])
                 bar.update()
     bar.close()
-    rows = [row for key in found for row in results[key]]
+    rows = [row for key in found for row in results[key].rows]
+    notes = {key: results[key].notes for key in found if results[key].notes}
     write_csvs(rows, out)
-    write_feedback(rows, out / "feedback")
-    write_report(rows, out / "report.html", time.perf_counter() - started, len(todo))
+    write_notes(notes, out / "notes.csv")
+    write_feedback(rows, out / "feedback", notes)
+    write_report(rows, out / "report.html", time.perf_counter() - started, len(todo), notes)
     grade.last_run = {"graded": len(todo), "reused": reused}  # for the command line's summary
     return rows
 
@@ -318,8 +387,8 @@ def _result_path(out: Path, student: str, assignment: str) -> Path:
     return out / "results" / student / f"{assignment}.json"
 
 
-def load_result(out: Path, student: str, assignment: str, key: str) -> list[CellResult] | None:
-    """The rows saved by an earlier run for this submission, if it was graded with the same `key`."""
+def load_result(out: Path, student: str, assignment: str, key: str) -> Graded | None:
+    """What an earlier run saved for this submission, if it was graded with the same `key`."""
     path = _result_path(out, student, assignment)
     try:
         saved = json.loads(path.read_text())
@@ -327,14 +396,23 @@ def load_result(out: Path, student: str, assignment: str, key: str) -> list[Cell
         return None
     if saved.get("key") != key:
         return None
-    return [CellResult(**row) for row in saved["rows"]]
+    return Graded([CellResult(**row) for row in saved["rows"]], saved.get("notes", []))
 
 
-def save_result(out: Path, student: str, assignment: str, key: str, rows: list[CellResult]) -> None:
-    """Keep the rows of one graded submission for later runs."""
+def save_result(out: Path, student: str, assignment: str, key: str, graded: Graded) -> None:
+    """Keep the rows and notes of one graded submission for later runs."""
     path = _result_path(out, student, assignment)
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps({"key": key, "rows": [asdict(r) for r in rows]}))
+    path.write_text(json.dumps({"key": key, "rows": [asdict(r) for r in graded.rows], "notes": graded.notes}))
+
+
+def write_notes(notes: dict[tuple[str, str], list[str]], path: Path) -> None:
+    """Write notes.csv: one row per note (student_id, assignment, note)."""
+    with open(path, "w", newline="") as f:
+        writer = csv.writer(f)
+        writer.writerow(["student_id", "assignment", "note"])
+        for (student, assignment), lines in notes.items():
+            writer.writerows([student, assignment, line] for line in lines)
 
 
 def write_csvs(rows: list[CellResult], out: Path) -> None:

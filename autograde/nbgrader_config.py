@@ -16,13 +16,14 @@ import sys
 from pathlib import Path
 
 from nbconvert.preprocessors import ClearMetadataPreprocessor
-from nbgrader.preprocessors import (AssignLatePenalties, CheckCellMetadata, Execute, IgnorePattern, LimitOutput,
+from nbgrader.preprocessors import (AssignLatePenalties, CheckCellMetadata, IgnorePattern, LimitOutput,
                                     SaveAutoGrades)
 
 c = get_config()  # noqa: F821 (provided by traitlets when nbgrader loads this file)
 
 repo = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(repo))  # for autograde.preprocessors when nbgrader runs from this folder
+from autograde.execute import GuardedExecute  # noqa: E402
 from autograde.preprocessors import StderrIsNotFailure  # noqa: E402
 c.CourseDirectory.root = str(repo)
 c.CourseDirectory.source_directory = "autograde/source"
@@ -39,6 +40,12 @@ c.ClearSolutions.text_stub = "YOUR ANSWER HERE"
 # A whole notebook runs in well under 20 s; a cell that takes a minute is stuck.
 c.Execute.timeout = 60
 
-# nbgrader's default autograde steps, plus: stderr of a test cell is not a failure.
-c.Autograde.autograde_preprocessors = [Execute, StderrIsNotFailure, IgnorePattern, ClearMetadataPreprocessor,
+# Student code runs in a bubblewrap sandbox (see autograde/sandbox.py) with these limits.
+c.SandboxKernelManager.sandbox = True
+c.SandboxKernelManager.memory_mib = 4096
+c.SandboxKernelManager.file_size_mib = 512
+
+# nbgrader's default autograde steps, with execution hardened against broken and hostile
+# submissions (autograde/execute.py), plus: stderr of a test cell is not a failure.
+c.Autograde.autograde_preprocessors = [GuardedExecute, StderrIsNotFailure, IgnorePattern, ClearMetadataPreprocessor,
                                        LimitOutput, SaveAutoGrades, AssignLatePenalties, CheckCellMetadata]

@@ -21,7 +21,7 @@ STYLE = """<style>
 body { font-family: system-ui, sans-serif; max-width: 60rem; margin: 2rem auto; padding: 0 1rem; color: #222; }
 table { border-collapse: collapse; width: 100%; margin-bottom: 2rem; }
 th, td { border-bottom: 1px solid #ddd; padding: 0.35rem 0.5rem; text-align: left; vertical-align: top; }
-.passed { color: #1b7837; } .failed, .error, .timeout, .missing { color: #b2182b; }
+.passed { color: #1b7837; } .failed, .error, .timeout, .missing, .crashed, .tampering { color: #b2182b; }
 </style>"""
 
 EXPLAIN = {
@@ -29,6 +29,8 @@ EXPLAIN = {
     "failed": "a test found a mistake",
     "error": "the code raised an error or could not run",
     "timeout": "a cell ran past the time limit",
+    "crashed": "the kernel died (os._exit, a crash or memory)",
+    "tampering": "the code under test changed the test's tools: no points",
     "missing": "no notebook was handed in",
 }
 
@@ -37,8 +39,13 @@ def _page(title: str, body: str) -> str:
     return f"<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'><title>{html.escape(title)}</title>{STYLE}</head><body>{body}</body></html>"
 
 
-def write_feedback(rows, folder: Path) -> list[Path]:
-    """Write ``folder/<student_id>.html`` for every student; returns the paths."""
+def write_feedback(rows, folder: Path, notes: dict | None = None) -> list[Path]:
+    """Write ``folder/<student_id>.html`` for every student; returns the paths.
+
+    `notes` maps (student_id, assignment) to sentences on what the grader
+    repaired or flagged in that notebook; they are shown above its table.
+    """
+    notes = notes or {}
     folder.mkdir(parents=True, exist_ok=True)
     by_student: dict[str, dict[str, list]] = defaultdict(lambda: defaultdict(list))
     for r in rows:
@@ -49,6 +56,9 @@ def write_feedback(rows, folder: Path) -> list[Path]:
         for assignment, cells in assignments.items():
             score, total = sum(c.score for c in cells), sum(c.max_score for c in cells)
             parts.append(f"<h2>{html.escape(assignment)}: {score:g} / {total:g} points</h2>")
+            if notes.get((student, assignment)):
+                parts.append("<p>About your notebook:</p><ul>"
+                             + "".join(f"<li>{html.escape(n)}</li>" for n in notes[(student, assignment)]) + "</ul>")
             parts.append("<table><tr><th>test</th><th>points</th><th>result</th><th>what to look at</th></tr>")
             for c in cells:
                 parts.append(f"<tr><td>{html.escape(c.grade_id)}</td><td>{c.score:g} / {c.max_score:g}</td>"
@@ -68,8 +78,12 @@ def _png(fig) -> str:
     return base64.b64encode(buffer.getvalue()).decode()
 
 
-def write_report(rows, path: Path, seconds: float, notebooks: int) -> Path:
-    """Write the instructor's HTML report: score distributions, pass rate per test cell, problems, run time."""
+def write_report(rows, path: Path, seconds: float, notebooks: int, notes: dict | None = None) -> Path:
+    """Write the instructor's HTML report: score distributions, pass rate per test cell, problems, run time.
+
+    `notes` (as for :func:`write_feedback`) are listed at the end: the
+    notebooks the grader repaired, and those flagged for tampering.
+    """
     plt.style.use("tableau-colorblind10")
     by_assignment: dict[str, list] = defaultdict(list)
     for r in rows:
@@ -108,5 +122,9 @@ def write_report(rows, path: Path, seconds: float, notebooks: int) -> Path:
         hardest = sorted(zip(rates, order))[:3]
         parts.append("<p>Where the class struggles most: "
                      + ", ".join(f"{html.escape(g)} ({rate:.0%} pass)" for rate, g in hardest) + ".</p>")
+    if notes:
+        parts.append("<h2>Notebooks repaired or flagged</h2><table><tr><th>student</th><th>assignment</th><th>note</th></tr>"
+                     + "".join(f"<tr><td>{html.escape(s)}</td><td>{html.escape(a)}</td><td>{html.escape(n)}</td></tr>"
+                               for (s, a), lines in sorted(notes.items()) for n in lines) + "</table>")
     path.write_text(_page("Grading report", "\n".join(parts)))
     return path

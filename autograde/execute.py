@@ -1,0 +1,217 @@
+"""How nbgrader executes a submission here: sandboxed kernels, guarded tests, capped outputs, dead kernels survived.
+
+nbgrader_config.py puts :class:`GuardedExecute` in place of nbgrader's
+``Execute`` step and :class:`SandboxKernelManager` behind it, so both
+``python -m autograde grade`` and nbgrader's own ``nbgrader autograde`` grade
+this way.
+"""
+from __future__ import annotations
+
+import ast
+import copy
+import os
+import shutil
+import sys
+import tempfile
+from pathlib import Path
+
+from jupyter_client.manager import AsyncKernelManager
+from nbclient.exceptions import DeadKernelError
+from nbformat import NotebookNode
+from nbgrader.preprocessors import Execute
+from traitlets import Bool, Integer, Unicode
+
+from . import sandbox
+
+GUARD_SOURCE = (Path(__file__).resolve().parent / "kernel_guard.py").read_text()
+GUARD = "_autograde_guard"  # the guard's module name inside the kernel
+
+
+class SandboxKernelManager(AsyncKernelManager):
+    """Starts each kernel through :mod:`autograde.sandbox`: its own scratch folder, limits, and bubblewrap.
+
+    The connection file and the kernel's Unix sockets (IPC transport: the
+    sandbox has no network) live in a fresh folder per kernel, removed when
+    the kernel is cleaned up.
+    """
+
+    sandbox = Bool(True, help="run kernels in a bubblewrap sandbox (else only the limits apply)").tag(config=True)
+    memory_mib = Integer(4096, help="address-space limit of a kernel in MiB").tag(config=True)
+    file_size_mib = Integer(512, help="largest file a kernel may write, in MiB").tag(config=True)
+    threads = Integer(1, help="threads a kernel's NumPy and PyTorch may use").tag(config=True)
+    scratch_base = Unicode("", help="folder for the kernels' scratch folders (default: the system's temp folder); "
+                                    "keep its path short, Unix socket paths are limited to 107 bytes").tag(config=True)
+
+    async def _async_pre_start_kernel(self, **kw):
+        self._scratch = tempfile.mkdtemp(prefix="ag-", dir=self.scratch_base or None)
+        self.transport = "ipc"
+        self.connection_file = os.path.join(self._scratch, "kernel.json")
+        self.ip = os.path.join(self._scratch, "ipc")
+        return await super()._async_pre_start_kernel(**kw)
+
+    def format_kernel_cmd(self, extra_arguments=None):
+        command = super().format_kernel_cmd(extra_arguments)
+        launcher = [sys.executable, str(sandbox.LAUNCHER), "--memory", str(self.memory_mib),
+                    "--file-size", str(self.file_size_mib), "--threads", str(self.threads)]
+        return launcher + ([] if self.sandbox else ["--no-sandbox"]) + ["--"] + command
+
+    async def _async_cleanup_resources(self, restart: bool = False) -> None:
+        await super()._async_cleanup_resources(restart)
+        if not restart and getattr(self, "_scratch", None):
+            shutil.rmtree(self._scratch, ignore_errors=True)
+
+
+def defined_names(source: str) -> list[str]:
+    """Global names that `source` binds outside function bodies (assignments, loops, with, defs, classes, imports)."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return []
+    names: list[str] = []
+
+    def visit(node):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.append(node.name)
+            return  # names inside are local to it
+        if isinstance(node, (ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)):
+            return
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            names.extend((a.asname or a.name).split(".")[0] for a in node.names if a.name != "*")
+        elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            names.append(node.id)
+        elif isinstance(node, ast.ExceptHandler) and node.name:
+            names.append(node.name)
+        for child in ast.iter_child_nodes(node):
+            visit(child)
+
+    visit(tree)
+    return sorted(set(names))
+
+
+def imported_packages(sources: list[str]) -> list[str]:
+    """Top-level packages that `sources` import, sorted."""
+    found = set()
+    for source in sources:
+        try:
+            tree = ast.parse(source)
+        except SyntaxError:
+            continue
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                found.update(a.name.split(".")[0] for a in node.names)
+            elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+                found.add(node.module.split(".")[0])
+    return sorted(found)
+
+
+def error_output(name: str, message: str) -> NotebookNode:
+    """A notebook error output, as a failed cell shows it."""
+    return NotebookNode(output_type="error", ename=name, evalue=message, traceback=[f"{name}: {message}"])
+
+
+class GuardedExecute(Execute):
+    """nbgrader's Execute, hardened for hostile or broken submissions.
+
+    - Before the first cell the kernel records the functions tests rely on
+      (:mod:`autograde.kernel_guard`); before each test cell they are put back,
+      and a test cell during which student code changed them fails with
+      ``TamperingError``. Changes found before a test cell are listed in the
+      notebook's metadata (``autograde.restored``).
+    - A cell's output is cut at `max_output_chars` characters as it arrives,
+      so a submission that prints gigabytes cannot exhaust the grader.
+    - When the kernel dies (``os._exit``, a segfault), the cell that killed it
+      fails with ``KernelDied`` and the notebook runs again in a fresh kernel
+      without that cell, so every other cell is graded as usual.
+    """
+
+    guard = Bool(True, help="guard test cells against monkeypatching").tag(config=True)
+    max_output_chars = Integer(100_000, help="characters of output kept per cell").tag(config=True)
+
+    def __init__(self, *args, **kwargs):
+        kwargs.setdefault("kernel_manager_class", SandboxKernelManager)
+        super().__init__(*args, **kwargs)
+
+    def preprocess(self, nb, resources=None, km=None):
+        original = copy.deepcopy(nb)
+        self._killers: dict[int, str] = {}
+        while True:
+            self._restored: list[str] = []
+            self._current = None
+            self._cut: set[int] = set()
+            self._chars: dict[int, int] = {}
+            attempt = copy.deepcopy(original)
+            try:
+                nb, resources = super().preprocess(attempt, resources, km)
+                break
+            except DeadKernelError:
+                if self._current is None or self._current in self._killers:
+                    raise  # the kernel did not even start, or died outside any cell: nothing to skip
+                self._killers[self._current] = "the kernel died while this cell ran"
+        if self._restored or self._killers:
+            nb.metadata.setdefault("autograde", {})
+            nb.metadata["autograde"]["restored"] = sorted(set(self._restored))
+            nb.metadata["autograde"]["kernel_died_in"] = sorted(self._killers)
+        return nb, resources
+
+    def preprocess_cell(self, cell, resources, index):
+        if index in self._killers:
+            cell.outputs = [error_output("KernelDied", "the kernel died while running this cell (os._exit, a crash "
+                                                       "or running out of memory); the rest was graded without it")]
+            return cell, resources
+        if self.guard and index == 0:
+            self._start_guard()
+        nbgrader = cell.metadata.get("nbgrader", {})
+        is_test = cell.cell_type == "code" and nbgrader.get("grade") and not nbgrader.get("solution")
+        if is_test and self.guard:
+            self._restored += self._guard_check()
+        self._current = index
+        cell, resources = super().preprocess_cell(cell, resources, index)
+        self._current = None
+        provided = cell.cell_type == "code" and not nbgrader.get("solution") and nbgrader
+        if provided and self.guard:  # test cells included: what they define is theirs to redefine
+            self._guard_call(f"remember({defined_names(cell.source)!r})")
+        if is_test and self.guard:
+            changes = self._guard_check()
+            if changes:
+                cell.outputs.append(error_output(
+                    "TamperingError", "while this test ran, the code under test changed what the test relies on: "
+                    + "; ".join(changes[:5]) + ". The test does not count."))
+        return cell, resources
+
+    # The guard runs as silent executions: no output, no history, results through user_expressions.
+    def _guard_call(self, expression: str):
+        reply = self.wait_for_reply(self.kc.execute(
+            "", silent=True, store_history=False,
+            user_expressions={"r": f"__import__('sys').modules[{GUARD!r}].{expression}"}), None)
+        result = (reply or {}).get("content", {}).get("user_expressions", {}).get("r", {})
+        if result.get("status") != "ok":
+            return [f"the grader's guard could not run ({result.get('ename', 'no reply')}: {result.get('evalue', '')})"]
+        return ast.literal_eval(result["data"]["text/plain"])
+
+    def _guard_check(self) -> list[str]:
+        return self._guard_call("check()") or []
+
+    def _start_guard(self) -> None:
+        packages = imported_packages([c.source for c in self.nb.cells if c.cell_type == "code"
+                                      and not c.metadata.get("nbgrader", {}).get("solution")])
+        code = (f"import sys as _s, types as _t\n_m = _t.ModuleType({GUARD!r})\n_m.get_ipython = get_ipython\n"
+                f"exec(compile({GUARD_SOURCE!r}, 'autograde_guard', 'exec'), _m.__dict__)\n"
+                f"_s.modules[{GUARD!r}] = _m\n_m.snapshot({packages!r})\ndel _s, _t, _m\n")
+        reply = self.wait_for_reply(self.kc.execute(code, silent=True, store_history=False), None)
+        if (reply or {}).get("content", {}).get("status") != "ok":
+            content = (reply or {}).get("content", {})
+            raise RuntimeError(f"the grader's guard failed to start: {content.get('ename')}: {content.get('evalue')}")
+
+    def output(self, outs, msg, display_id, cell_index):
+        if msg["msg_type"] != "error":  # errors are always kept: they decide the score
+            if cell_index in self._cut:
+                return None
+            content = msg.get("content", {})
+            size = len(content.get("text", "")) + sum(len(str(v)) for v in content.get("data", {}).values())
+            self._chars[cell_index] = self._chars.get(cell_index, 0) + size
+            if self._chars[cell_index] > self.max_output_chars:
+                self._cut.add(cell_index)
+                outs.append(NotebookNode(output_type="stream", name="stdout",
+                                         text=f"\n[output cut at {self.max_output_chars:,} characters by the grader]\n"))
+                return None
+        return super().output(outs, msg, display_id, cell_index)

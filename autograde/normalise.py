@@ -1,0 +1,92 @@
+"""Rebuild a submitted notebook on the released one, so that damage to its structure costs nothing.
+
+Students copy cells (two cells with one grade id: nbgrader aborts), delete or
+move test cells, paste their code into a fresh notebook (no nbgrader metadata
+at all), or add cells of their own. :func:`rebuild` returns the released
+notebook, in its order and with its metadata, with each answer cell replaced by
+the student's answer; cells the student added keep their place after the cell
+they followed. nbgrader then restores test cells and checks as usual.
+
+How a student cell is matched to an answer cell:
+1. by its nbgrader grade id (the first cell with that id; later copies become
+   plain code cells that still run);
+2. without a grade id, by the names it defines: the answer cell whose
+   reference solution defines the most of the same names (``def softmax`` is
+   the answer ``softmax``);
+3. a cell identical to a released cell (a given cell or a test) is that cell.
+"""
+from __future__ import annotations
+
+import copy
+
+import nbformat
+
+from .execute import defined_names
+
+
+def _nbgrader(cell) -> dict:
+    return cell.get("metadata", {}).get("nbgrader", {}) or {}
+
+
+def rebuild(submitted: nbformat.NotebookNode, released: nbformat.NotebookNode,
+            solution_names: dict[str, set[str]]) -> tuple[nbformat.NotebookNode, list[str]]:
+    """The released notebook with the student's answers and own cells; and what was repaired (sentences).
+
+    `solution_names` maps each answer cell's grade id to the names its
+    reference solution defines (see :func:`autograde.execute.defined_names`).
+    """
+    answers = {_nbgrader(c)["grade_id"]: c for c in released.cells if _nbgrader(c).get("solution")}
+    other_ids = {_nbgrader(c).get("grade_id") for c in released.cells if _nbgrader(c).get("grade_id")} - set(answers)
+    released_sources = {c.source.strip() for c in released.cells}
+    chosen: dict[str, nbformat.NotebookNode] = {}
+    added: dict[str | None, list] = {}  # grade id of the released cell a student cell follows -> its own cells
+    notes: list[str] = []
+    anchor = None
+    seen: set[str] = set()
+    unlabelled = 0
+    labelled = {_nbgrader(c).get("grade_id") for c in submitted.cells}  # answers that carry their grade id somewhere
+    for cell in submitted.cells:
+        grade_id = _nbgrader(cell).get("grade_id")
+        if grade_id in answers:
+            if grade_id not in chosen and cell.cell_type == answers[grade_id].cell_type:
+                chosen[grade_id], anchor = cell, grade_id
+                continue
+            notes.append(f"a second cell with grade id {grade_id!r} (a copied cell) was run as ordinary code")
+        elif grade_id in other_ids:
+            if grade_id in seen:
+                notes.append(f"a copy of the given or test cell {grade_id!r} was left out")
+            seen.add(grade_id)
+            anchor = grade_id  # the released version of a given or test cell is used
+            continue
+        elif cell.source.strip() in released_sources:
+            continue  # a given cell that lost its metadata
+        elif cell.cell_type == "code":
+            names = set(defined_names(cell.source))
+            overlap = {g: len(names & solution_names.get(g, set())) for g in answers
+                       if g not in chosen and g not in labelled}
+            best = max(overlap, key=overlap.get, default=None)
+            if best is not None and overlap[best] > 0:
+                chosen[best], anchor = cell, best
+                unlabelled += 1
+                continue
+        extra = copy.deepcopy(cell)
+        extra.metadata.pop("nbgrader", None)
+        added.setdefault(anchor, []).append(extra)
+    if unlabelled:
+        notes.append(f"{unlabelled} answer cell(s) had no nbgrader metadata and were matched by the names they define")
+    cells = list(added.get(None, []))
+    for cell in released.cells:
+        grade_id = _nbgrader(cell).get("grade_id")
+        cell = copy.deepcopy(cell)
+        if grade_id in chosen:
+            cell.source = chosen[grade_id].source
+        cells.append(cell)
+        cells.extend(added.get(grade_id, []))
+    missing = other_ids - seen
+    if missing and seen:  # (a notebook with no metadata at all lost nothing on purpose)
+        notes.append(f"{len(missing)} given or test cell(s) were missing and were restored")
+    out = copy.deepcopy(released)
+    for index, cell in enumerate(cells):
+        cell["id"] = _nbgrader(cell).get("grade_id") or f"cell-{index}"
+    out.cells = cells
+    return out, notes
