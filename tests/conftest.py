@@ -3,8 +3,11 @@ from __future__ import annotations
 
 import csv
 import hashlib
+import os
+import socket
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -29,12 +32,96 @@ def odd_submissions(assignment: str) -> dict:
         "infinite-loop": {"cosine_scores": "def cosine_scores(queries, keys):\n    while True:\n        pass\n"},
         "raises": {"gaussian_scores": "raise RuntimeError('my notebook is broken here')\n"},
         "kernel-dies": {"nadaraya_watson": "import os\nos._exit(1)\n"},
+        "segfaults-in-a-test": {"cosine_scores": "import ctypes\n\ndef cosine_scores(queries, keys):\n"
+                                                 "    return ctypes.string_at(0)\n"},
+        "huge-output": {"dot_scores": dot + "\nfor line in range(200_000):\n    print('spam ' * 20)\n"},
         # 6 GiB of address space, past the default 4 GiB limit (np.empty touches no memory, so this is safe anyway).
         "memory-hog": {"weighted_average": "def weighted_average(weights, values):\n"
                                            "    scratch = np.empty(6 * 2**30, dtype=np.uint8)\n"
                                            "    return np.asarray(weights) @ np.asarray(values)\n"},
     }
     return {student: completed_notebook(assignment, cells) for student, cells in odd.items()}
+
+
+def stealing_cell(solution: Path, markers: list[Path], port: int) -> str:
+    """A softmax cell that tries to cheat: run the solution source, write outside its scratch folder, phone home.
+
+    It defines softmax only if it can read `solution`; it tries to create each
+    of `markers` and to connect to 127.0.0.1:`port`.
+    """
+    return f"""import socket
+for marker in {[str(m) for m in markers]!r}:
+    try:
+        with open(marker, "w") as f:
+            f.write("written by a submission")
+    except OSError:
+        pass
+try:
+    socket.create_connection(("127.0.0.1", {port}), timeout=3).sendall(b"a submission got out")
+except OSError:
+    pass
+try:
+    source = open({str(solution)!r}).read()
+except OSError:
+    raise NotImplementedError("the solution could not be read")
+exec(source, globals())  # the instructor's notebook as a script: every answer, and the tests pass
+"""
+
+
+WRONG_SOFTMAX = "def softmax(x, axis=-1):\n    return np.asarray(x, dtype=float)\n"
+
+# Wrong answers that try to make the tests pass anyway, each in its own way (all replace the softmax cell).
+TAMPERING = {
+    "patches-numpy": "import builtins\nimport numpy\nnumpy.isclose = lambda a, b, **k: numpy.ones(numpy.broadcast(a, b).shape, bool)\n"
+                     "numpy.allclose = lambda *a, **k: True\nnumpy.isnan = lambda a: numpy.zeros(numpy.shape(a), bool)\n"
+                     "builtins.AssertionError = type('AssertionError', (Exception,), {})\n" + WRONG_SOFTMAX,
+    "patches-while-tested": "def softmax(x, axis=-1):\n    import numpy\n"
+                            "    numpy.isclose = lambda a, b, **k: numpy.ones(numpy.broadcast(a, b).shape, bool)\n"
+                            "    numpy.allclose = lambda *a, **k: True\n    return numpy.asarray(x, dtype=float)\n",
+    "swallows-errors": "import ast\n\nclass NoAsserts(ast.NodeTransformer):\n    def visit_Assert(self, node):\n"
+                       "        return ast.Pass()\n\nget_ipython().ast_transformers.append(NoAsserts())\n"
+                       "get_ipython().set_custom_exc((BaseException,), lambda *args, **kwargs: None)\n" + WRONG_SOFTMAX,
+    "redefines-helpers": "def expect_close(*args, **kwargs):\n    pass\n\ndef expect_shape(*args, **kwargs):\n    pass\n\n"
+                         + WRONG_SOFTMAX,
+}
+
+
+def structurally_damaged(assignment: str) -> dict:
+    """Correct notebooks of `assignment` whose cells were copied, deleted, edited, moved or stripped, by student id."""
+    import copy
+
+    def grade_id(cell):
+        return cell.metadata.get("nbgrader", {}).get("grade_id", "")
+
+    def tests(nb):
+        return [c for c in nb.cells if grade_id(c).startswith("test_")]
+
+    out = {}
+    nb = completed_notebook(assignment)
+    first_answer = next(i for i, c in enumerate(nb.cells) if c.metadata.get("nbgrader", {}).get("solution"))
+    copied = copy.deepcopy(nb.cells[first_answer])
+    copied.id = "a-copy"
+    nb.cells.insert(first_answer + 1, copied)
+    test = tests(nb)[0]
+    test_copy = copy.deepcopy(test)
+    test_copy.id = "a-test-copy"
+    nb.cells.insert(nb.cells.index(test) + 1, test_copy)
+    out["copied-cells"] = nb
+    nb = completed_notebook(assignment)
+    nb.cells = [c for c in nb.cells if c not in tests(nb)[::2]]
+    out["deleted-tests"] = nb
+    nb = completed_notebook(assignment)
+    for cell in tests(nb):
+        cell.source = "pass"
+    out["edited-tests"] = nb
+    nb = completed_notebook(assignment)
+    nb.cells = tests(nb) + [c for c in nb.cells if c not in tests(nb)]
+    out["tests-moved-to-top"] = nb
+    nb = completed_notebook(assignment)
+    for cell in nb.cells:
+        cell.metadata = {}
+    out["no-metadata"] = nb
+    return out
 
 
 def mutants() -> list[tuple[str, str, Path]]:
@@ -57,7 +144,9 @@ def graded(tmp_path_factory):
     """Grade the reference, the untouched notebook, every mutant and some broken submissions at once.
 
     Returns ``{"scores": {(student, assignment, grade_id): row}, "grades": {(student, assignment): row},
-    "out": Path, "proc": CompletedProcess, "inputs_unchanged": bool}``.
+    "out": Path, "proc": CompletedProcess, "inputs_unchanged": bool, "notes": {(student, assignment): [note]},
+    "escaped": {"connected": bool, "written": [path]}}``: whether the stealing submission reached the network or
+    wrote any of its marker files.
     """
     base = tmp_path_factory.mktemp("grading")
     submissions, out = base / "submitted", base / "out"
@@ -69,6 +158,20 @@ def graded(tmp_path_factory):
     broken.write_text("this is not JSON")
     for student, nb in odd_submissions(first).items():
         write_submission(nb, submissions, student, first)
+    for student, nb in structurally_damaged(first).items():
+        write_submission(nb, submissions, student, first)
+    stub = "# YOUR CODE HERE\nraise NotImplementedError()"
+    write_submission(completed_notebook(first, {"softmax": stub}), submissions, "untouched-softmax-only", first)
+    write_submission(completed_notebook(first, {"nadaraya_watson": stub}), submissions, "nadaraya-watson-undone", first)
+    write_submission(completed_notebook(first, {"softmax": WRONG_SOFTMAX}), submissions, "wrong-softmax", first)
+    for student, cell in TAMPERING.items():
+        write_submission(completed_notebook(first, {"softmax": cell}), submissions, student, first)
+    listener = socket.create_server(("127.0.0.1", 0))
+    listener.setblocking(False)
+    markers = [REPO / "written-by-a-submission", submissions / "written-by-a-submission",
+               out.parent / "written-by-a-submission", Path(tempfile.gettempdir()) / f"written-by-a-submission-{os.getpid()}"]
+    cell = stealing_cell(SOLUTIONS / first / f"{first}.py", markers, listener.getsockname()[1])
+    write_submission(completed_notebook(first, {"softmax": cell}), submissions, "steals", first)
     empty = submissions / "empty-file" / first / f"{first}.ipynb"
     empty.parent.mkdir(parents=True)
     empty.write_bytes(b"")
@@ -85,5 +188,16 @@ def graded(tmp_path_factory):
     with open(out / "grades.csv", newline="") as f:
         grades = {(r["student_id"], r["assignment"]): r for r in csv.DictReader(f)}
     unchanged = digest(SOLUTIONS, EXERCISES, submissions) == before
+    try:
+        listener.accept()
+        connected = True
+    except BlockingIOError:
+        connected = False
+    listener.close()
+    written = [str(m) for m in markers if m.exists()]
+    with open(out / "notes.csv", newline="") as f:
+        notes = {}
+        for r in csv.DictReader(f):
+            notes.setdefault((r["student_id"], r["assignment"]), []).append(r["note"])
     return {"scores": scores, "grades": grades, "out": out, "proc": proc, "inputs_unchanged": unchanged,
-            "submissions": submissions}
+            "submissions": submissions, "notes": notes, "escaped": {"connected": connected, "written": written}}

@@ -1,0 +1,145 @@
+"""Submissions that are broken, damaged or hostile: each graded right, none stopping the batch, none escaping.
+
+All of them are chapter 1 notebooks graded in the session's batch (conftest's
+`graded` fixture) through the real command, in the sandbox.
+"""
+import csv
+import socket
+import subprocess
+import sys
+
+import nbformat
+import pytest
+
+from autograde.course import REPO, SOLUTIONS, assignment_ids, cells_checking, graded_cell_ids
+from autograde.synthetic import completed_notebook, write_submission
+from conftest import TAMPERING, stealing_cell, structurally_damaged
+
+FIRST = assignment_ids()[0]
+
+
+def rows_of(graded, student):
+    return {c: graded["scores"][(student, FIRST, c)] for c in graded_cell_ids(FIRST)}
+
+
+def score(graded, student):
+    return float(graded["grades"][(student, FIRST)]["score"])
+
+
+def softmax_tests():
+    return cells_checking("softmax", graded_cell_ids(FIRST))
+
+
+# Sandbox --------------------------------------------------------------------------------------------------
+
+def test_a_submission_cannot_read_the_solution_write_outside_or_reach_the_network(graded):
+    rows = rows_of(graded, "steals")
+    for cell in softmax_tests():
+        assert rows[cell]["status"] == "error" and float(rows[cell]["score"]) == 0, rows[cell]
+    assert score(graded, "steals") == score(graded, "untouched-softmax-only"), "stealing changed the score"
+    assert graded["escaped"] == {"connected": False, "written": []}
+
+
+def test_the_stealing_submission_does_steal_without_the_sandbox(tmp_path):
+    # Proves the test above tests the sandbox: without it the same cell reads the solution and scores full marks.
+    listener = socket.create_server(("127.0.0.1", 0))
+    listener.settimeout(0)
+    marker = tmp_path / "written-by-a-submission"
+    cell = stealing_cell(SOLUTIONS / FIRST / f"{FIRST}.py", [marker], listener.getsockname()[1])
+    write_submission(completed_notebook(FIRST, {"softmax": cell}), tmp_path / "class", "steals", FIRST)
+    proc = subprocess.run([sys.executable, "-m", "autograde", "grade", str(tmp_path / "class"), "--out",
+                           str(tmp_path / "out"), "--quiet", "--no-sandbox", "--jobs", "1"],
+                          cwd=REPO, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr
+    with open(tmp_path / "out" / "scores.csv", newline="") as f:
+        rows = {r["grade_id"]: r for r in csv.DictReader(f)}
+    assert all(rows[c]["status"] == "passed" for c in softmax_tests()), rows
+    assert marker.exists()
+    conn, _ = listener.accept()
+    assert conn.recv(100) == b"a submission got out"
+    conn.close()
+    listener.close()
+
+
+def test_grading_refuses_to_run_without_a_sandbox_unless_told(tmp_path):
+    write_submission(completed_notebook(FIRST), tmp_path / "class", "someone", FIRST)
+    # An empty PATH but for Python's folder: bubblewrap cannot be found.
+    env = {"PATH": str(__import__("pathlib").Path(sys.executable).parent), "HOME": str(tmp_path)}
+    proc = subprocess.run([sys.executable, "-m", "autograde", "grade", str(tmp_path / "class"), "--out",
+                           str(tmp_path / "out"), "--quiet"], cwd=REPO, capture_output=True, text=True, env=env)
+    assert proc.returncode == 2
+    assert "refusing to grade without a sandbox" in proc.stderr and "--no-sandbox" in proc.stderr
+    assert not (tmp_path / "out" / "scores.csv").exists()
+
+
+# Tampering ------------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("student", sorted(TAMPERING))
+def test_tampering_earns_nothing(graded, student):
+    # Each scores exactly what the same wrong softmax scores without the tampering.
+    rows, honest = rows_of(graded, student), rows_of(graded, "wrong-softmax")
+    assert all(float(rows[c]["score"]) == 0 for c in softmax_tests())
+    assert {c: r["score"] for c, r in rows.items()} == {c: r["score"] for c, r in honest.items()}
+    assert score(graded, "wrong-softmax") < score(graded, "reference")
+
+
+def test_patching_during_a_test_is_named_as_tampering(graded):
+    rows = rows_of(graded, "patches-while-tested")
+    assert rows["test_softmax"]["status"] == "tampering"
+    assert "numpy.isclose" in rows["test_softmax"]["message"]
+
+
+def test_patching_before_the_tests_is_undone_and_noted(graded):
+    notes = " ".join(graded["notes"][("patches-numpy", FIRST)])
+    assert "numpy.isclose was replaced" in notes and "builtins.AssertionError was replaced" in notes
+    notes = " ".join(graded["notes"][("redefines-helpers", FIRST)])
+    assert "expect_close" in notes and "redefined" in notes
+
+
+def test_correct_notebooks_are_never_flagged(graded):
+    flagged = {key: notes for key, notes in graded["notes"].items() if key[0] in ("reference", "untouched")}
+    assert flagged == {}
+
+
+# Damaged structure ----------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("student", sorted(structurally_damaged(FIRST)))
+def test_damaged_structure_costs_nothing(graded, student):
+    rows = rows_of(graded, student)
+    assert {r["status"] for r in rows.values()} == {"passed"}, {c: r["message"] for c, r in rows.items()}
+
+
+def test_repairs_are_noted(graded):
+    assert any("copied cell" in n for n in graded["notes"][("copied-cells", FIRST)])
+    assert any("were missing and were restored" in n for n in graded["notes"][("deleted-tests", FIRST)])
+    assert any("no nbgrader metadata" in n for n in graded["notes"][("no-metadata", FIRST)])
+    page = (graded["out"] / "feedback" / "copied-cells.html").read_text()
+    assert "About your notebook" in page and "copied cell" in page
+
+
+# Crashes and floods ---------------------------------------------------------------------------------------
+
+def test_a_kernel_killed_by_an_answer_cell_costs_only_that_answer(graded):
+    # It scores what leaving that one answer undone scores: every other cell is graded in a fresh kernel.
+    rows, undone = rows_of(graded, "kernel-dies"), rows_of(graded, "nadaraya-watson-undone")
+    assert {c: r["score"] for c, r in rows.items()} == {c: r["score"] for c, r in undone.items()}
+    assert all(rows[c]["status"] != "passed" for c in cells_checking("nadaraya_watson", graded_cell_ids(FIRST)))
+    assert score(graded, "kernel-dies") > score(graded, "untouched")
+    assert any("kernel died in cell nadaraya_watson" in n for n in graded["notes"][("kernel-dies", FIRST)])
+
+
+def test_a_segfault_inside_a_test_fails_that_test_and_the_rest_is_graded(graded):
+    rows = rows_of(graded, "segfaults-in-a-test")
+    lost = cells_checking("cosine_scores", graded_cell_ids(FIRST))
+    assert rows[lost[0]]["status"] == "crashed" and "kernel died" in rows[lost[0]]["message"]
+    assert all(float(rows[c]["score"]) == 0 for c in lost)
+    assert all(r["status"] == "passed" for c, r in rows.items() if c not in lost), rows
+
+
+def test_huge_output_is_cut_and_costs_nothing(graded):
+    rows = rows_of(graded, "huge-output")
+    assert {r["status"] for r in rows.values()} == {"passed"}
+    assert any("cut short" in n for n in graded["notes"][("huge-output", FIRST)])
+    executed = list((graded["out"] / "nbgrader").glob(f"worker-*/autograded/huge-output/{FIRST}/{FIRST}.ipynb"))
+    assert len(executed) == 1 and executed[0].stat().st_size < 2_000_000
+    nbformat.read(executed[0], as_version=4)  # still a valid notebook
