@@ -17,6 +17,7 @@ import multiprocessing
 import os
 import re
 import shutil
+import socket
 import tempfile
 import threading
 import time
@@ -270,6 +271,9 @@ def grade_remote(student: str, assignment: str, notebook: bytes, threads: int, t
     """
     with _remote_lock:
         if not _worker:
+            problem = check_sandbox() if sandbox else None
+            if problem is not None:  # on this worker's machine: stop the run rather than grade unsandboxed
+                raise SandboxUnavailable(f"on Dask worker {socket.gethostname()}: {problem}")
             _start_worker(Path(tempfile.mkdtemp(prefix="autograde-worker-")), threads, timeout, memory_mib, sandbox)
         incoming = _worker["root"] / "incoming" / student / f"{assignment}.ipynb"
         incoming.parent.mkdir(parents=True, exist_ok=True)

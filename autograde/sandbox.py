@@ -24,6 +24,7 @@ from __future__ import annotations
 import os
 import resource
 import shutil
+import signal
 import subprocess
 import sys
 import sysconfig
@@ -52,7 +53,10 @@ def bwrap_command(scratch: str, command: list[str], threads: str = "1") -> list[
     bwrap = shutil.which("bwrap")
     if bwrap is None:
         raise FileNotFoundError("bwrap (bubblewrap) is not installed")
-    args = [bwrap, "--unshare-all", "--die-with-parent", "--new-session", "--cap-drop", "ALL",
+    # No --new-session: jupyter already starts the kernel in a session of its own, without a terminal (stdin
+    # is a pipe, stdout and stderr a log), and the interrupt that ends a cell past its time limit is sent to
+    # that session's process group, which must include the kernel.
+    args = [bwrap, "--unshare-all", "--die-with-parent", "--cap-drop", "ALL",
             "--uid", str(SANDBOX_UID), "--gid", str(SANDBOX_UID), "--clearenv"]
     for d in SYSTEM_DIRS:
         if os.path.isdir(d):
@@ -131,8 +135,12 @@ def main(argv: list[str]) -> None:
     log = os.open(os.path.join(scratch, "kernel.log"), os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
     os.dup2(log, 1)
     os.dup2(log, 2)
+    os.dup2(os.open(os.devnull, os.O_RDONLY), 0)  # never a terminal (TIOCSTI could type into it)
     if args.no_sandbox:
         os.execv(command[0], command)
+    # The interrupt for a cell past its time limit goes to the whole process group: bwrap must survive it
+    # (it would die, and the kernel with it). The kernel sets its own SIGINT handler while it runs a cell.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     full = bwrap_command(scratch, command, args.threads)
     os.execv(full[0], full)
 

@@ -9,6 +9,11 @@ untouched student notebook). It prints the seconds per notebook of
 ``python -m autograde grade`` with --jobs 1 and --jobs 2, the time of executing
 the same notebooks bare with nbclient, one after another, the overhead of
 grading (--jobs 1 against bare) and the speedup of --jobs 2 over --jobs 1.
+
+"The same notebooks" are what nbgrader executes: the student's answers in the
+instructor's notebook, hidden tests included. Bare execution has no nbgrader,
+no sandbox, no guard and no gradebook; it runs in a plain kernel with NumPy and
+PyTorch free to use every core.
 """
 from __future__ import annotations
 
@@ -25,7 +30,7 @@ from nbclient import NotebookClient
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from autograde.course import assignment_ids  # noqa: E402
+from autograde.course import assignment_ids, source_notebook  # noqa: E402
 from autograde.synthetic import completed_notebook, mutant_files, student_notebook, write_submission  # noqa: E402
 
 
@@ -48,6 +53,18 @@ def make_class(folder: Path, students: int) -> list[Path]:
     return written
 
 
+def as_executed(nb: nbformat.NotebookNode, assignment: str) -> nbformat.NotebookNode:
+    """The instructor's notebook of `assignment` with the answers of `nb`: what grading executes."""
+    answers = {c.metadata["nbgrader"]["grade_id"]: c.source for c in nb.cells
+               if c.metadata.get("nbgrader", {}).get("solution")}
+    full = source_notebook(assignment)
+    for cell in full.cells:
+        grade_id = cell.metadata.get("nbgrader", {}).get("grade_id")
+        if grade_id in answers:
+            cell.source = answers[grade_id]
+    return full
+
+
 def grade_seconds(submissions: Path, out: Path, jobs: int) -> float:
     start = time.perf_counter()
     subprocess.run([sys.executable, "-m", "autograde", "grade", str(submissions), "--out", str(out),
@@ -56,9 +73,9 @@ def grade_seconds(submissions: Path, out: Path, jobs: int) -> float:
 
 
 def bare_seconds(notebooks: list[Path]) -> float:
+    prepared = [as_executed(nbformat.read(path, as_version=4), path.parent.name) for path in notebooks]
     start = time.perf_counter()
-    for path in notebooks:
-        nb = nbformat.read(path, as_version=4)
+    for nb in prepared:
         with tempfile.TemporaryDirectory() as tmp:
             NotebookClient(nb, timeout=600, kernel_name="python3", allow_errors=True,
                            resources={"metadata": {"path": tmp}}).execute()

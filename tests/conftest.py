@@ -177,6 +177,7 @@ def graded(tmp_path_factory):
     empty.write_bytes(b"")
 
     before = digest(SOLUTIONS, EXERCISES, submissions)
+    scratch_before = set(Path(tempfile.gettempdir()).glob("ag-*"))
     proc = subprocess.run(
         [sys.executable, "-m", "autograde", "grade", str(submissions), "--out", str(out), "--quiet",
          "--timeout", str(CELL_TIMEOUT)],
@@ -195,9 +196,11 @@ def graded(tmp_path_factory):
         connected = False
     listener.close()
     written = [str(m) for m in markers if m.exists()]
+    left_behind = sorted(str(p) for p in set(Path(tempfile.gettempdir()).glob("ag-*")) - scratch_before)
     with open(out / "notes.csv", newline="") as f:
         notes = {}
         for r in csv.DictReader(f):
             notes.setdefault((r["student_id"], r["assignment"]), []).append(r["note"])
     return {"scores": scores, "grades": grades, "out": out, "proc": proc, "inputs_unchanged": unchanged,
-            "submissions": submissions, "notes": notes, "escaped": {"connected": connected, "written": written}}
+            "submissions": submissions, "notes": notes, "escaped": {"connected": connected, "written": written},
+            "scratch_left_behind": left_behind}

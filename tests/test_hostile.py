@@ -61,6 +61,10 @@ def test_the_stealing_submission_does_steal_without_the_sandbox(tmp_path):
     listener.close()
 
 
+def test_every_kernel_scratch_folder_is_removed(graded):
+    assert graded["scratch_left_behind"] == []
+
+
 def test_grading_refuses_to_run_without_a_sandbox_unless_told(tmp_path):
     write_submission(completed_notebook(FIRST), tmp_path / "class", "someone", FIRST)
     # An empty PATH but for Python's folder: bubblewrap cannot be found.
