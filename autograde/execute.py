@@ -60,6 +60,9 @@ class SandboxKernelManager(AsyncKernelManager):
         if not restart and getattr(self, "_scratch", None):
             shutil.rmtree(self._scratch, ignore_errors=True)
 
+    # The base class binds this name to its own method, which nbclient calls after a kernel died.
+    cleanup_resources = _async_cleanup_resources
+
 
 def defined_names(source: str) -> list[str]:
     """Global names that `source` binds outside function bodies (assignments, loops, with, defs, classes, imports)."""
