@@ -163,33 +163,61 @@ class GuardedExecute(Execute):
             return cell, resources
         if self.guard and index == 0:
             self._start_guard()
+        if not self.guard or cell.cell_type != "code":
+            return self._run(cell, resources, index)
         nbgrader = cell.metadata.get("nbgrader", {})
-        is_test = cell.cell_type == "code" and nbgrader.get("grade") and not nbgrader.get("solution")
-        if is_test and self.guard:
+        is_test = bool(nbgrader.get("grade") and not nbgrader.get("solution"))
+        provided = bool(nbgrader and not nbgrader.get("solution"))
+        if is_test and self._dirty:  # student code ran since the last check
             self._restored += self._guard_check()
+        # What a given or test cell defines is recorded (and after a test, checked) in the same request as the
+        # cell itself, as its user_expressions: no extra round trip to the kernel.
+        names = defined_names(cell.source)
+        expression = f"after_test({names!r})" if is_test else f"remember({names!r})" if provided else None
+        self._expressions = {"r": f"__import__('sys').modules[{GUARD!r}].{expression}"} if expression else None
+        self._last_reply = None
+        try:
+            cell, resources = self._run(cell, resources, index)
+        finally:
+            self._expressions = None
+        self._dirty = not is_test
+        if expression is not None:
+            result = self._expression_result(self._last_reply)
+            if result is None:  # the kernel skips user_expressions when the cell raised
+                result = self._guard_call(expression)
+            if is_test and result:
+                cell.outputs.append(error_output(
+                    "TamperingError", "while this test ran, the code under test changed what the test relies on: "
+                    + "; ".join(result[:5]) + ". The test does not count."))
+        return cell, resources
+
+    def _run(self, cell, resources, index):
         self._current = index
         cell, resources = super().preprocess_cell(cell, resources, index)
         self._current = None
-        provided = cell.cell_type == "code" and not nbgrader.get("solution") and nbgrader
-        if provided and self.guard:  # test cells included: what they define is theirs to redefine
-            self._guard_call(f"remember({defined_names(cell.source)!r})")
-        if is_test and self.guard:
-            changes = self._guard_check()
-            if changes:
-                cell.outputs.append(error_output(
-                    "TamperingError", "while this test ran, the code under test changed what the test relies on: "
-                    + "; ".join(changes[:5]) + ". The test does not count."))
         return cell, resources
 
-    # The guard runs as silent executions: no output, no history, results through user_expressions.
+    def on_cell_executed(self, **kwargs):
+        self._last_reply = kwargs.get("execute_reply")
+        return super().on_cell_executed(**kwargs)
+
+    @staticmethod
+    def _expression_result(reply):
+        """The guard's answer in an execute reply's user_expressions, or None if it was not evaluated."""
+        result = (reply or {}).get("content", {}).get("user_expressions", {}).get("r")
+        if not result:
+            return None
+        if result.get("status") != "ok":
+            return [f"the grader's guard could not run ({result.get('ename')}: {result.get('evalue')})"]
+        return ast.literal_eval(result["data"]["text/plain"])
+
+    # Explicit guard calls are silent executions: no output, no history, the result through user_expressions.
     def _guard_call(self, expression: str):
         reply = self.wait_for_reply(self.kc.execute(
             "", silent=True, store_history=False,
             user_expressions={"r": f"__import__('sys').modules[{GUARD!r}].{expression}"}), None)
-        result = (reply or {}).get("content", {}).get("user_expressions", {}).get("r", {})
-        if result.get("status") != "ok":
-            return [f"the grader's guard could not run ({result.get('ename', 'no reply')}: {result.get('evalue', '')})"]
-        return ast.literal_eval(result["data"]["text/plain"])
+        result = self._expression_result(reply)
+        return result if result is not None else ["the grader's guard did not answer"]
 
     def _guard_check(self) -> list[str]:
         return self._guard_call("check()") or []
@@ -204,6 +232,16 @@ class GuardedExecute(Execute):
         if (reply or {}).get("content", {}).get("status") != "ok":
             content = (reply or {}).get("content", {})
             raise RuntimeError(f"the grader's guard failed to start: {content.get('ename')}: {content.get('evalue')}")
+        self._dirty = False
+        self._expressions = None
+        execute = self.kc.execute
+
+        def execute_with_guard(code, *args, **kwargs):
+            if self._expressions:
+                kwargs.setdefault("user_expressions", self._expressions)
+            return execute(code, *args, **kwargs)
+
+        self.kc.execute = execute_with_guard
 
     def output(self, outs, msg, display_id, cell_index):
         if msg["msg_type"] != "error":  # errors are always kept: they decide the score

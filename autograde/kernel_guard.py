@@ -182,3 +182,9 @@ def check():
     if started:
         changes.append(f"threads started by the notebook are still running: {', '.join(started)}")
     return changes
+
+
+def after_test(names):
+    """After a test cell: record the names it defines, then :func:`check`."""
+    remember(names)
+    return check()
