@@ -48,6 +48,11 @@ def python_dirs() -> list[str]:
     return [d for d in dirs if not any(d != o and d.startswith(o + os.sep) for o in dirs)]
 
 
+def thread_limits(threads: str) -> dict[str, str]:
+    """Environment that keeps NumPy's and PyTorch's thread pools to `threads` (parallel jobs must not oversubscribe)."""
+    return {"OMP_NUM_THREADS": threads, "OPENBLAS_NUM_THREADS": threads, "MKL_NUM_THREADS": threads}
+
+
 def bwrap_command(scratch: str, command: list[str], threads: str = "1") -> list[str]:
     """The bwrap command line that runs `command` with only `scratch` writable and nothing else of the grader visible."""
     bwrap = shutil.which("bwrap")
@@ -73,7 +78,7 @@ def bwrap_command(scratch: str, command: list[str], threads: str = "1") -> list[
     env = {"HOME": home, "PATH": os.pathsep.join([os.path.dirname(sys.executable), "/usr/local/bin", "/usr/bin", "/bin"]),
            "LANG": "C.UTF-8", "TMPDIR": "/tmp", "MPLCONFIGDIR": os.path.join(home, ".config", "matplotlib"),
            "IPYTHONDIR": os.path.join(home, ".ipython"), "MPLBACKEND": "agg", "PYTHONDONTWRITEBYTECODE": "1",
-           "OMP_NUM_THREADS": threads, "OPENBLAS_NUM_THREADS": threads, "MKL_NUM_THREADS": threads}
+           **thread_limits(threads)}
     for name, value in env.items():
         args += ["--setenv", name, value]
     return args + ["--"] + command
@@ -137,7 +142,7 @@ def main(argv: list[str]) -> None:
     os.dup2(log, 2)
     os.dup2(os.open(os.devnull, os.O_RDONLY), 0)  # never a terminal (TIOCSTI could type into it)
     if args.no_sandbox:
-        os.execv(command[0], command)
+        os.execve(command[0], command, {**os.environ, **thread_limits(args.threads)})
     # The interrupt for a cell past its time limit goes to the whole process group: bwrap must survive it
     # (it would die, and the kernel with it). The kernel sets its own SIGINT handler while it runs a cell.
     signal.signal(signal.SIGINT, signal.SIG_IGN)

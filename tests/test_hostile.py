@@ -11,6 +11,7 @@ import sys
 import nbformat
 import pytest
 
+from autograde import sandbox
 from autograde.course import REPO, SOLUTIONS, assignment_ids, cells_checking, graded_cell_ids
 from autograde.synthetic import completed_notebook, write_submission
 from conftest import TAMPERING, stealing_cell, structurally_damaged
@@ -74,6 +75,21 @@ def test_grading_refuses_to_run_without_a_sandbox_unless_told(tmp_path):
     assert proc.returncode == 2
     assert "refusing to grade without a sandbox" in proc.stderr and "--no-sandbox" in proc.stderr
     assert not (tmp_path / "out" / "scores.csv").exists()
+
+
+@pytest.mark.parametrize("isolated", [True, False], ids=["sandbox", "no-sandbox"])
+def test_the_launcher_limits_memory_threads_and_file_size(tmp_path, isolated):
+    # What a kernel started by the launcher sees; the "-f" argument tells the launcher its scratch folder.
+    probe = ("import os, resource, sys; a = sys.argv[sys.argv.index('-f') + 1]; "
+             "open(os.path.join(os.path.dirname(a), 'probe'), 'w').write(repr(["
+             "resource.getrlimit(resource.RLIMIT_AS)[0], resource.getrlimit(resource.RLIMIT_FSIZE)[0], "
+             "os.environ.get('OMP_NUM_THREADS'), os.environ.get('OPENBLAS_NUM_THREADS')]))")
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    launcher = [sys.executable, str(sandbox.LAUNCHER), "--memory", "1000", "--file-size", "7", "--threads", "2"]
+    command = [sys.executable, "-c", probe, "-f", str(scratch / "kernel.json")]
+    subprocess.run(launcher + ([] if isolated else ["--no-sandbox"]) + ["--"] + command, check=True, timeout=60)
+    assert (scratch / "probe").read_text() == repr([1000 * 2**20, 7 * 2**20, "2", "2"])
 
 
 # Tampering ------------------------------------------------------------------------------------------------
