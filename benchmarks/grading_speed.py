@@ -78,7 +78,7 @@ def bare_seconds(notebooks: list[Path]) -> float:
     for nb in prepared:
         with tempfile.TemporaryDirectory() as tmp:
             NotebookClient(nb, timeout=600, kernel_name="python3", allow_errors=True,
-                           resources={"metadata": {"path": tmp}}).execute()
+                           resources={"metadata": {"path": tmp}}).execute(stderr=subprocess.DEVNULL)
     return time.perf_counter() - start
 
 
