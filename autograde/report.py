@@ -71,6 +71,10 @@ def write_feedback(rows, folder: Path, notes: dict | None = None) -> list[Path]:
     return written
 
 
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}{'' if n == 1 else 's'}"
+
+
 def _png(fig) -> str:
     buffer = io.BytesIO()
     fig.savefig(buffer, format="png", dpi=100, bbox_inches="tight")
@@ -89,12 +93,18 @@ def write_report(rows, path: Path, seconds: float, notebooks: int, notes: dict |
     for r in rows:
         by_assignment[r.assignment].append(r)
     statuses = Counter(r.status for r in rows)
+    pairs = {(r.student_id, r.assignment) for r in rows}
+    missing = {(r.student_id, r.assignment) for r in rows if r.status == "missing"}
     parts = ["<h1>Grading report</h1>",
-             f"<p>{len({(r.student_id, r.assignment) for r in rows})} submissions from "
-             f"{len({r.student_id for r in rows})} students; {notebooks} notebooks graded in {seconds:.0f} s"
-             f" ({seconds / max(notebooks, 1):.1f} s per notebook).</p>",
-             "<table><tr><th>status</th><th>test cells</th></tr>"
-             + "".join(f"<tr><td class='{s}'>{s}</td><td>{n}</td></tr>" for s, n in sorted(statuses.items()))
+             f"<p>{_count(len({r.student_id for r in rows}), 'student')}, {_count(len(by_assignment), 'assignment')}: "
+             f"{_count(len(pairs) - len(missing), 'notebook')} handed in, {len(missing)} missing. "
+             f"This run graded {_count(notebooks, 'notebook')} in {seconds:.0f} s"
+             + (f" ({seconds / notebooks:.1f} s per notebook)" if notebooks else "")
+             + ("; the others were unchanged since the last run" if notebooks < len(pairs) - len(missing) else "")
+             + ".</p>",
+             "<table><tr><th>status</th><th>meaning</th><th>test cells</th></tr>"
+             + "".join(f"<tr><td class='{s}'>{s}</td><td>{EXPLAIN.get(s, '')}</td><td>{n}</td></tr>"
+                       for s, n in sorted(statuses.items()))
              + "</table>"]
     for assignment, cells in sorted(by_assignment.items()):
         totals: dict[str, list[float]] = defaultdict(lambda: [0.0, 0.0])
@@ -102,6 +112,8 @@ def write_report(rows, path: Path, seconds: float, notebooks: int, notes: dict |
             totals[r.student_id][0] += r.score
             totals[r.student_id][1] += r.max_score
         max_score = max(t[1] for t in totals.values())
+        absent = sorted({r.student_id for r in cells if r.status == "missing"})
+        handed_in = [t[0] for student, t in totals.items() if student not in absent]
         order = list(dict.fromkeys(r.grade_id for r in cells))
         passed = Counter(r.grade_id for r in cells if r.status == "passed")
         counted = Counter(r.grade_id for r in cells if r.status != "missing")
@@ -109,19 +121,24 @@ def write_report(rows, path: Path, seconds: float, notebooks: int, notes: dict |
 
         fig, (ax0, ax1) = plt.subplots(1, 2, figsize=(12, max(3.0, 0.28 * len(order))),
                                        gridspec_kw={"width_ratios": [1, 1.4]}, layout="constrained")
-        ax0.hist([t[0] for t in totals.values()], bins=min(20, int(max_score) + 1), range=(0, max_score))
-        ax0.set(xlabel=f"score (of {max_score:g})", ylabel="students", title="score distribution")
+        ax0.hist(handed_in, bins=min(20, int(max_score) + 1), range=(0, max_score))
+        ax0.set(xlabel=f"score (of {max_score:g})", ylabel="notebooks handed in", title="score distribution")
         ax0.yaxis.get_major_locator().set_params(integer=True)
         ax1.barh(range(len(order)), rates)
-        ax1.set(yticks=range(len(order)), yticklabels=order, xlim=(0, 1), xlabel="share of submissions passing",
+        ax1.set(yticks=range(len(order)), yticklabels=order, xlim=(0, 1), xlabel="share of notebooks handed in that pass",
                 title="pass rate per test cell")
         ax1.invert_yaxis()
         alt = f"Score histogram and pass rate per test cell for {assignment}"
+        mean = f"mean {sum(handed_in) / len(handed_in):.1f} of {max_score:g}" if handed_in else "no scores"
         parts.append(f"<h2>{html.escape(assignment)}</h2>"
+                     f"<p>{_count(len(handed_in), 'notebook')} handed in ({mean}); "
+                     + (f"{len(absent)} missing, scored 0" if absent else "none missing")
+                     + (f": {html.escape(', '.join(absent))}" if 0 < len(absent) <= 20 else "") + ".</p>"
                      f"<img alt='{html.escape(alt)}' src='data:image/png;base64,{_png(fig)}' style='max-width:100%'>")
-        hardest = sorted(zip(rates, order))[:3]
+        hardest = [(rate, g) for rate, g in sorted(zip(rates, order)) if rate < 1][:3]
         parts.append("<p>Where the class struggles most: "
-                     + ", ".join(f"{html.escape(g)} ({rate:.0%} pass)" for rate, g in hardest) + ".</p>")
+                     + ", ".join(f"{html.escape(g)} ({rate:.0%} pass)" for rate, g in hardest) + ".</p>" if hardest
+                     else "<p>Every test cell passed in every notebook handed in.</p>")
     if notes:
         parts.append("<h2>Notebooks repaired or flagged</h2><table><tr><th>student</th><th>assignment</th><th>note</th></tr>"
                      + "".join(f"<tr><td>{html.escape(s)}</td><td>{html.escape(a)}</td><td>{html.escape(n)}</td></tr>"

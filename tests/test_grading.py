@@ -125,6 +125,18 @@ def test_instructor_report_has_figures_and_pass_rates(graded):
     assert "timeout" in page and "s per notebook" in page
 
 
+def test_instructor_report_counts_missing_notebooks_apart(graded):
+    page = (graded["out"] / "report.html").read_text()
+    sections = page.split("<h2>")[1:]
+    for assignment in assignment_ids():
+        pairs = {(s, a) for s, a, _ in graded["scores"] if a == assignment}
+        missing = {(s, a) for (s, a, _), r in graded["scores"].items() if a == assignment and r["status"] == "missing"}
+        handed_in = len(pairs) - len(missing)
+        section = next(s for s in sections if s.startswith(f"{assignment}</h2>"))
+        assert f"{handed_in} notebook{'' if handed_in == 1 else 's'} handed in" in section
+        assert (f"{len(missing)} missing, scored 0" if missing else "none missing") in section
+
+
 def test_rerun_reuses_results_and_a_late_submission_is_graded_alone(graded, tmp_path):
     subset, out = tmp_path / "class", tmp_path / "out"
     shutil.copytree(graded["submissions"] / "reference" / FIRST, subset / "reference" / FIRST)
