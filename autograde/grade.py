@@ -34,7 +34,7 @@ from tqdm import tqdm
 from .collect import DEFAULT_STUDENT_PATTERN, collect, write_unmatched
 from .course import EXERCISES, SOLUTIONS, assignment_ids, make_course, source_notebook
 from .execute import defined_names
-from .normalise import rebuild
+from .normalise import rebuild, salvage
 from .reference import solution_code
 from .sandbox import check_sandbox
 from .report import write_feedback, write_report
@@ -139,20 +139,31 @@ def results_for(root: Path, gradebook: Gradebook | None, student: str, assignmen
     return rows
 
 
-def unreadable(notebook: Path) -> str | None:
-    """Why `notebook` is not a notebook nbgrader can grade ('error: ...'), or None if it reads as one."""
+def read_submission(notebook: Path) -> tuple[nbformat.NotebookNode | None, str | None, list[str]]:
+    """The submitted notebook, or None and why it cannot be graded ('error: ...'); and notes on any salvage.
+
+    A file that is JSON with cells but breaks the notebook format (hand-edited,
+    written by an odd tool, nbformat 3) is salvaged: its cells are kept, the
+    rest dropped (:func:`autograde.normalise.salvage`).
+    """
     data = notebook.read_bytes()
     if not data.strip():
-        return "error: the submitted file is empty"
+        return None, "error: the submitted file is empty", []
     try:
-        json.loads(data)
+        content = json.loads(data)
     except ValueError as e:
-        return f"error: the submitted file is not a notebook (not valid JSON: {first_line(e)})"
+        return None, f"error: the submitted file is not a notebook (not valid JSON: {first_line(e)})", []
     try:
-        nbformat.validate(nbformat.reads(data.decode("utf-8", errors="replace"), as_version=4))
+        nb = nbformat.reads(data.decode("utf-8", errors="replace"), as_version=4)
+        nbformat.validate(nb)
+        return nb, None, []
     except Exception as e:  # nbformat raises several kinds of errors for malformed notebooks
-        return f"error: the submitted file is not a valid notebook ({first_line(e)})"
-    return None
+        problem = first_line(e)
+    nb = salvage(content)
+    if nb is None:
+        return None, f"error: the submitted file is not a valid notebook ({problem})", []
+    return nb, None, [f"the file did not follow the notebook format ({problem}); its cells were read and "
+                      "their outputs and other metadata dropped"]
 
 
 def autograde_one(api, student: str, assignment: str) -> str | None:
@@ -200,6 +211,14 @@ class Graded:
 
     rows: list[CellResult]
     notes: list[str] = field(default_factory=list)
+    keep: bool = True  # False when the grader itself failed: the next run tries again
+
+
+def grader_failure(student: str, assignment: str, error: BaseException) -> Graded:
+    """Error rows for a submission the grader itself failed on (a bug or a lost worker), not kept for later runs."""
+    message = (f"error: the grader failed on this notebook ({type(error).__name__}: {first_line(error)}); "
+               "grade it again, or by hand")
+    return Graded(results_for(Path(), None, student, assignment, message), keep=False)
 
 
 @functools.lru_cache(maxsize=None)
@@ -233,8 +252,19 @@ def grade_submission(student: str, assignment: str, notebook: Path) -> Graded:
     """Autograde one submitted notebook in this worker's course and return its rows and notes.
 
     The notebook is first rebuilt on the released one (:mod:`autograde.normalise`),
-    so copied, deleted, moved or unlabelled cells cost nothing.
+    so copied, deleted, moved or unlabelled cells cost nothing. Whatever goes
+    wrong, the submission gets rows: the batch goes on.
     """
+    try:
+        return _grade_submission(student, assignment, notebook)
+    except Exception as e:  # a notebook no one foresaw must not stop the class's grading
+        import traceback
+
+        traceback.print_exc()
+        return grader_failure(student, assignment, e)
+
+
+def _grade_submission(student: str, assignment: str, notebook: Path) -> Graded:
     root = _worker["root"]
     if assignment not in _worker["assignments"]:  # generate each assignment once per worker, when first needed
         _worker["api"] = make_course(root, [assignment], _worker["timeout"], _worker["kernel"])
@@ -243,12 +273,12 @@ def grade_submission(student: str, assignment: str, notebook: Path) -> Graded:
     target = root / "submitted" / student / assignment / f"{assignment}.ipynb"
     target.parent.mkdir(parents=True, exist_ok=True)
     shutil.copyfile(notebook, target)
-    outcome = unreadable(target)
+    submitted, outcome, salvaged = read_submission(target)
     if outcome is not None:
         return Graded(results_for(root, None, student, assignment, outcome))
     released = nbformat.read(EXERCISES / assignment / f"{assignment}.ipynb", as_version=4)
-    submitted = nbformat.read(target, as_version=4)
     rebuilt, notes = rebuild(submitted, released, _answer_names(assignment))
+    notes = salvaged + notes
     nbformat.write(rebuilt, target)
     outcome = autograde_one(api, student, assignment)
     if outcome is not None:
@@ -340,6 +370,20 @@ def grade(submissions: Path, out: Path, assignments: list[str] | None = None, pr
     todo = [(s, a, found[(s, a)]) for (s, a) in found if (s, a) not in results]
     jobs = max(1, min(jobs or os.cpu_count() or 1, len(todo) or 1))
     bar = tqdm(total=len(todo), desc="grading", unit="notebook", disable=not progress)
+
+    def finish(key: tuple[str, str], outcome) -> None:
+        """Record (and keep for later runs) one submission's result: a Graded, or a future that gives one."""
+        if not isinstance(outcome, Graded):
+            try:
+                outcome = outcome.result()
+            except SandboxUnavailable:
+                raise
+            except Exception as e:  # the worker process or machine was lost (killed, out of memory)
+                outcome = grader_failure(*key, e)
+        results[key] = outcome
+        if outcome.keep:
+            save_result(out, *key, keys[key], outcome)
+        bar.update()
     if scheduler is not None:
         from distributed import Client, as_completed as dask_completed
 
@@ -348,26 +392,18 @@ def grade(submissions: Path, out: Path, assignments: list[str] | None = None, pr
                                      pure=False): (s, a)
                        for s, a, nb in todo}
             for future in dask_completed(list(futures)):
-                key = futures[future]
-                results[key] = future.result()
-                save_result(out, *key, keys[key], results[key])
-                bar.update()
+                finish(futures[future], future)
     elif jobs == 1:
         _start_worker(base, os.cpu_count() or 1, timeout, memory_mib, sandbox)
         for student, assignment, notebook in todo:
-            results[(student, assignment)] = grade_submission(student, assignment, notebook)
-            save_result(out, student, assignment, keys[(student, assignment)], results[(student, assignment)])
-            bar.update()
+            finish((student, assignment), grade_submission(student, assignment, notebook))
     else:
         context = multiprocessing.get_context("spawn")  # no zmq or sqlite state inherited from this process
         with ProcessPoolExecutor(jobs, mp_context=context, initializer=_start_worker,
                                  initargs=(base, max(1, (os.cpu_count() or 1) // jobs), timeout, memory_mib, sandbox)) as pool:
             futures = {pool.submit(grade_submission, *job): job[:2] for job in todo}
             for future in as_completed(futures):
-                key = futures[future]
-                results[key] = future.result()
-                save_result(out, *key, keys[key], results[key])
-                bar.update()
+                finish(futures[future], future)
     bar.close()
     rows = [row for key in found for row in results[key].rows]
     notes = {key: results[key].notes for key in found if results[key].notes}

@@ -25,7 +25,44 @@ from .execute import defined_names
 
 
 def _nbgrader(cell) -> dict:
-    return cell.get("metadata", {}).get("nbgrader", {}) or {}
+    """A cell's nbgrader metadata; {} where it is missing or malformed (a submission may hold anything there)."""
+    meta = cell.get("metadata", {}).get("nbgrader")
+    if not isinstance(meta, dict) or not isinstance(meta.get("grade_id", ""), str):
+        return {}
+    return meta
+
+
+def salvage(content) -> nbformat.NotebookNode | None:
+    """A valid notebook with the cells of `content`, parsed JSON that nbformat rejects; None if it has no cells.
+
+    Only what grading needs is kept: each cell's type, source and nbgrader
+    metadata. Outputs, attachments and other metadata, where the schema
+    violations usually are, are dropped: grading runs every cell again.
+    Cells of nbformat 3 (in worksheets, code in ``input``) are read too.
+    """
+    if not isinstance(content, dict):
+        return None
+    cells = content.get("cells")
+    if cells is None:
+        cells = [c for w in content.get("worksheets") or [] if isinstance(w, dict) for c in w.get("cells") or []]
+    if not isinstance(cells, list) or not cells:
+        return None
+    nb = nbformat.v4.new_notebook()
+    for cell in cells:
+        if not isinstance(cell, dict):
+            continue
+        source = cell.get("source", cell.get("input", ""))
+        source = "".join(map(str, source)) if isinstance(source, list) else source
+        if not isinstance(source, str):
+            continue
+        make = {"code": nbformat.v4.new_code_cell, "raw": nbformat.v4.new_raw_cell}.get(
+            cell.get("cell_type"), nbformat.v4.new_markdown_cell)
+        new = make(source)
+        meta = _nbgrader(cell) if isinstance(cell.get("metadata"), dict) else {}
+        if meta:
+            new.metadata["nbgrader"] = meta
+        nb.cells.append(new)
+    return nb if nb.cells else None
 
 
 def rebuild(submitted: nbformat.NotebookNode, released: nbformat.NotebookNode,

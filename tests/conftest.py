@@ -10,6 +10,7 @@ import sys
 import tempfile
 from pathlib import Path
 
+import nbformat
 import pytest
 
 from autograde.course import EXERCISES, REPO, SOLUTIONS, assignment_ids
@@ -124,6 +125,22 @@ def structurally_damaged(assignment: str) -> dict:
     return out
 
 
+def format_damaged(assignment: str) -> dict[str, str]:
+    """Correct notebooks of `assignment` as files that break the notebook format, by student id.
+
+    An editor that left outputs on a markdown cell, and a notebook saved in the
+    old nbformat 3 (cells in worksheets, code in "input").
+    """
+    import json
+
+    nb = completed_notebook(assignment)
+    content = json.loads(nbformat.writes(nb))
+    markdown = next(c for c in content["cells"] if c["cell_type"] == "markdown")
+    markdown["outputs"], markdown["execution_count"] = [], None
+    content["cells"][-1]["metadata"]["nbgrader"] = "not a dictionary"
+    return {"breaks-the-schema": json.dumps(content), "nbformat-3": nbformat.writes(nbformat.convert(nb, 3), version=3)}
+
+
 def mutants() -> list[tuple[str, str, Path]]:
     """(assignment, grade_id, path) of every mutant under tests/mutants/<a>/<grade_id>/<name>.py."""
     return mutant_files(MUTANTS)
@@ -160,6 +177,9 @@ def graded(tmp_path_factory):
         write_submission(nb, submissions, student, first)
     for student, nb in structurally_damaged(first).items():
         write_submission(nb, submissions, student, first)
+    for student, text in format_damaged(first).items():
+        (submissions / student / first).mkdir(parents=True)
+        (submissions / student / first / f"{first}.ipynb").write_text(text)
     stub = "# YOUR CODE HERE\nraise NotImplementedError()"
     write_submission(completed_notebook(first, {"softmax": stub}), submissions, "untouched-softmax-only", first)
     write_submission(completed_notebook(first, {"nadaraya_watson": stub}), submissions, "nadaraya-watson-undone", first)

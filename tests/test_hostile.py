@@ -14,7 +14,7 @@ import pytest
 from autograde import sandbox
 from autograde.course import REPO, SOLUTIONS, assignment_ids, cells_checking, graded_cell_ids
 from autograde.synthetic import completed_notebook, write_submission
-from conftest import TAMPERING, stealing_cell, structurally_damaged
+from conftest import TAMPERING, format_damaged, stealing_cell, structurally_damaged
 
 FIRST = assignment_ids()[0]
 
@@ -127,6 +127,16 @@ def test_correct_notebooks_are_never_flagged(graded):
 def test_damaged_structure_costs_nothing(graded, student):
     rows = rows_of(graded, student)
     assert {r["status"] for r in rows.values()} == {"passed"}, {c: r["message"] for c, r in rows.items()}
+
+
+@pytest.mark.parametrize("student", sorted(format_damaged(FIRST)))
+def test_a_file_that_breaks_the_notebook_format_is_salvaged(graded, student):
+    rows = rows_of(graded, student)
+    assert {r["status"] for r in rows.values()} == {"passed"}, {c: r["message"] for c, r in rows.items()}
+
+
+def test_salvage_is_noted(graded):
+    assert any("did not follow the notebook format" in n for n in graded["notes"][("breaks-the-schema", FIRST)])
 
 
 def test_repairs_are_noted(graded):
