@@ -63,6 +63,10 @@ def bwrap_command(scratch: str, command: list[str], threads: str = "1") -> list[
     # that session's process group, which must include the kernel.
     args = [bwrap, "--unshare-all", "--die-with-parent", "--cap-drop", "ALL",
             "--uid", str(SANDBOX_UID), "--gid", str(SANDBOX_UID), "--clearenv"]
+    home, tmp = os.path.join(scratch, "home"), os.path.join(scratch, "tmp")
+    # /tmp first: what is bound later (Python in a virtual environment under /tmp, the scratch folder
+    # itself) may lie under /tmp and must not be covered by it.
+    args += ["--proc", "/proc", "--dev", "/dev", "--bind", tmp, "/tmp"]
     for d in SYSTEM_DIRS:
         if os.path.isdir(d):
             args += ["--ro-bind", d, d]
@@ -72,9 +76,7 @@ def bwrap_command(scratch: str, command: list[str], threads: str = "1") -> list[
     for d in python_dirs():
         if d not in SYSTEM_DIRS:
             args += ["--ro-bind", d, d]
-    home, tmp = os.path.join(scratch, "home"), os.path.join(scratch, "tmp")
-    # /tmp first: the scratch folder may itself lie under /tmp and must not be covered.
-    args += ["--proc", "/proc", "--dev", "/dev", "--bind", tmp, "/tmp", "--bind", scratch, scratch, "--chdir", home]
+    args += ["--bind", scratch, scratch, "--chdir", home]
     env = {"HOME": home, "PATH": os.pathsep.join([os.path.dirname(sys.executable), "/usr/local/bin", "/usr/bin", "/bin"]),
            "LANG": "C.UTF-8", "TMPDIR": "/tmp", "MPLCONFIGDIR": os.path.join(home, ".config", "matplotlib"),
            "IPYTHONDIR": os.path.join(home, ".ipython"), "MPLBACKEND": "agg", "PYTHONDONTWRITEBYTECODE": "1",
