@@ -7,6 +7,7 @@ import csv
 import socket
 import subprocess
 import sys
+import tempfile
 
 import nbformat
 import pytest
@@ -17,6 +18,7 @@ from autograde.synthetic import completed_notebook, write_submission
 from conftest import TAMPERING, format_damaged, stealing_cell, structurally_damaged
 
 FIRST = assignment_ids()[0]
+sandbox_python_dirs = sandbox.python_dirs
 
 
 def rows_of(graded, student):
@@ -90,6 +92,19 @@ def test_the_launcher_limits_memory_threads_and_file_size(tmp_path, isolated):
     command = [sys.executable, "-c", probe, "-f", str(scratch / "kernel.json")]
     subprocess.run(launcher + ([] if isolated else ["--no-sandbox"]) + ["--"] + command, check=True, timeout=60)
     assert (scratch / "probe").read_text() == repr([1000 * 2**20, 7 * 2**20, "2", "2"])
+
+
+def test_python_under_tmp_stays_visible_in_the_sandbox(tmp_path, monkeypatch):
+    # A virtual environment in a checkout under /tmp (as on CI) must not be hidden by the sandbox's own /tmp.
+    venv = tmp_path / "checkout" / ".venv"
+    venv.mkdir(parents=True)
+    (venv / "marker").write_text("here")
+    assert str(venv).startswith(tempfile.gettempdir())
+    monkeypatch.setattr(sandbox, "python_dirs", lambda: [str(venv), *sandbox_python_dirs()])
+    scratch = tmp_path / "scratch"
+    sandbox.prepare_scratch(str(scratch))
+    command = sandbox.bwrap_command(str(scratch), [sys.executable, "-c", f"print(open({str(venv / 'marker')!r}).read())"])
+    assert subprocess.run(command, capture_output=True, text=True, timeout=60).stdout.strip() == "here"
 
 
 # Tampering ------------------------------------------------------------------------------------------------
