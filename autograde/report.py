@@ -94,7 +94,8 @@ def write_report(rows, path: Path, seconds: float, notebooks: int, notes: dict |
         by_assignment[r.assignment].append(r)
     statuses = Counter(r.status for r in rows)
     pairs = {(r.student_id, r.assignment) for r in rows}
-    missing = {(r.student_id, r.assignment) for r in rows if r.status == "missing"}
+    # A notebook is missing when every row of it is (a single row can be missing from a notebook handed in).
+    missing = pairs - {(r.student_id, r.assignment) for r in rows if r.status != "missing"}
     parts = ["<h1>Grading report</h1>",
              f"<p>{_count(len({r.student_id for r in rows}), 'student')}, {_count(len(by_assignment), 'assignment')}: "
              f"{_count(len(pairs) - len(missing), 'notebook')} handed in, {len(missing)} missing. "
@@ -112,7 +113,7 @@ def write_report(rows, path: Path, seconds: float, notebooks: int, notes: dict |
             totals[r.student_id][0] += r.score
             totals[r.student_id][1] += r.max_score
         max_score = max(t[1] for t in totals.values())
-        absent = sorted({r.student_id for r in cells if r.status == "missing"})
+        absent = sorted(s for s, a in missing if a == assignment)
         handed_in = [t[0] for student, t in totals.items() if student not in absent]
         order = list(dict.fromkeys(r.grade_id for r in cells))
         passed = Counter(r.grade_id for r in cells if r.status == "passed")

@@ -130,7 +130,8 @@ def test_instructor_report_counts_missing_notebooks_apart(graded):
     sections = page.split("<h2>")[1:]
     for assignment in assignment_ids():
         pairs = {(s, a) for s, a, _ in graded["scores"] if a == assignment}
-        missing = {(s, a) for (s, a, _), r in graded["scores"].items() if a == assignment and r["status"] == "missing"}
+        handed = {(s, a) for (s, a, _), r in graded["scores"].items() if a == assignment and r["status"] != "missing"}
+        missing = pairs - handed
         handed_in = len(pairs) - len(missing)
         section = next(s for s in sections if s.startswith(f"{assignment}</h2>"))
         assert f"{handed_in} notebook{'' if handed_in == 1 else 's'} handed in" in section
