@@ -143,8 +143,8 @@ def read_submission(notebook: Path) -> tuple[nbformat.NotebookNode | None, str |
     """The submitted notebook, or None and why it cannot be graded ('error: ...'); and notes on any salvage.
 
     A file that is JSON with cells but breaks the notebook format (hand-edited,
-    written by an odd tool, nbformat 3) is salvaged: its cells are kept, the
-    rest dropped (:func:`autograde.normalise.salvage`).
+    written by an odd tool) is salvaged: its cells are kept, the rest dropped
+    (:func:`autograde.normalise.salvage`).
     """
     data = notebook.read_bytes()
     if not data.strip():

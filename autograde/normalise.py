@@ -38,20 +38,18 @@ def salvage(content) -> nbformat.NotebookNode | None:
     Only what grading needs is kept: each cell's type, source and nbgrader
     metadata. Outputs, attachments and other metadata, where the schema
     violations usually are, are dropped: grading runs every cell again.
-    Cells of nbformat 3 (in worksheets, code in ``input``) are read too.
+    (A valid notebook of an older format never gets here: nbformat converts it.)
     """
     if not isinstance(content, dict):
         return None
     cells = content.get("cells")
-    if cells is None:
-        cells = [c for w in content.get("worksheets") or [] if isinstance(w, dict) for c in w.get("cells") or []]
     if not isinstance(cells, list) or not cells:
         return None
     nb = nbformat.v4.new_notebook()
     for cell in cells:
         if not isinstance(cell, dict):
             continue
-        source = cell.get("source", cell.get("input", ""))
+        source = cell.get("source", "")
         source = "".join(map(str, source)) if isinstance(source, list) else source
         if not isinstance(source, str):
             continue

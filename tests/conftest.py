@@ -128,8 +128,8 @@ def structurally_damaged(assignment: str) -> dict:
 def format_damaged(assignment: str) -> dict[str, str]:
     """Correct notebooks of `assignment` as files that break the notebook format, by student id.
 
-    An editor that left outputs on a markdown cell, and a notebook saved in the
-    old nbformat 3 (cells in worksheets, code in "input").
+    An editor that left outputs on a markdown cell and a string for nbgrader
+    metadata (salvaged), and a notebook saved in the old nbformat 3 (converted).
     """
     import json
 

@@ -18,7 +18,6 @@ from autograde.synthetic import completed_notebook, write_submission
 from conftest import TAMPERING, format_damaged, stealing_cell, structurally_damaged
 
 FIRST = assignment_ids()[0]
-sandbox_python_dirs = sandbox.python_dirs
 
 
 def rows_of(graded, student):
@@ -100,7 +99,8 @@ def test_python_under_tmp_stays_visible_in_the_sandbox(tmp_path, monkeypatch):
     venv.mkdir(parents=True)
     (venv / "marker").write_text("here")
     assert str(venv).startswith(tempfile.gettempdir())
-    monkeypatch.setattr(sandbox, "python_dirs", lambda: [str(venv), *sandbox_python_dirs()])
+    genuine = sandbox.python_dirs()
+    monkeypatch.setattr(sandbox, "python_dirs", lambda: [str(venv), *genuine])
     scratch = tmp_path / "scratch"
     sandbox.prepare_scratch(str(scratch))
     command = sandbox.bwrap_command(str(scratch), [sys.executable, "-c", f"print(open({str(venv / 'marker')!r}).read())"])
