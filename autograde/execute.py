@@ -91,6 +91,30 @@ def defined_names(source: str) -> list[str]:
     return sorted(set(names))
 
 
+def free_names(source: str) -> set[str]:
+    """Names that `source` reads but never binds itself: what it needs from earlier cells.
+
+    A test cell's free names are what the guard protects: a given helper that
+    no test reads (a tool for the student, such as a provided ``softmax``) is
+    the student's to redefine.
+    """
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return set()
+    loaded, stored = set(), set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name):
+            (loaded if isinstance(node.ctx, ast.Load) else stored).add(node.id)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            stored.add(node.name)
+        elif isinstance(node, ast.arg):
+            stored.add(node.arg)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            stored.update((a.asname or a.name).split(".")[0] for a in node.names)
+    return loaded - stored
+
+
 def imported_packages(sources: list[str]) -> list[str]:
     """Top-level packages that `sources` import, sorted."""
     found = set()
@@ -172,7 +196,7 @@ class GuardedExecute(Execute):
             self._restored += self._guard_check()
         # What a given or test cell defines is recorded (and after a test, checked) in the same request as the
         # cell itself, as its user_expressions: no extra round trip to the kernel.
-        names = defined_names(cell.source)
+        names = [n for n in defined_names(cell.source) if n in self._test_reads]
         expression = f"after_test({names!r})" if is_test else f"remember({names!r})" if provided else None
         self._expressions = {"r": f"__import__('sys').modules[{GUARD!r}].{expression}"} if expression else None
         self._last_reply = None
@@ -225,6 +249,9 @@ class GuardedExecute(Execute):
     def _start_guard(self) -> None:
         packages = imported_packages([c.source for c in self.nb.cells if c.cell_type == "code"
                                       and not c.metadata.get("nbgrader", {}).get("solution")])
+        tests = [c.source for c in self.nb.cells if c.cell_type == "code"
+                 and c.metadata.get("nbgrader", {}).get("grade") and not c.metadata.get("nbgrader", {}).get("solution")]
+        self._test_reads = set().union(*map(free_names, tests)) if tests else set()
         code = (f"import sys as _s, types as _t\n_m = _t.ModuleType({GUARD!r})\n_m.get_ipython = get_ipython\n"
                 f"exec(compile({GUARD_SOURCE!r}, 'autograde_guard', 'exec'), _m.__dict__)\n"
                 f"_s.modules[{GUARD!r}] = _m\n_m.snapshot({packages!r})\ndel _s, _t, _m\n")

@@ -20,12 +20,15 @@ def solution_code(source: str) -> str:
     return _MARKER.sub("", source)
 
 
-def load_reference(assignment: str) -> dict:
-    """Run the non-test code cells of `assignment` with the solutions filled in; return their namespace."""
+def load_reference(assignment: str, skip: tuple[str, ...] = ()) -> dict:
+    """Run the non-test code cells of `assignment` with the solutions filled in; return their namespace.
+
+    Cells whose grade id is in `skip` are not run (e.g. a long training run).
+    """
     nb = jupytext.read(SOLUTIONS / assignment / f"{assignment}.py")
     namespace: dict = {"__name__": f"reference_{assignment.replace('-', '_')}"}
     for cell in nb.cells:
         meta = cell.metadata.get("nbgrader", {})
-        if cell.cell_type == "code" and not meta.get("grade"):
+        if cell.cell_type == "code" and not meta.get("grade") and meta.get("grade_id") not in skip:
             exec(compile(solution_code(cell.source), f"{assignment}:{meta.get('grade_id', '?')}", "exec"), namespace)
     return namespace

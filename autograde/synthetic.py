@@ -1,6 +1,9 @@
-"""Synthetic submissions: the student notebook completed with the reference, or with a mutant.
+"""Synthetic submissions: the student notebook completed with the reference, a mutant or an alternative.
 
-Used by the tests (reference, untouched notebook, mutants) and by benchmarks.
+Used by the tests (reference, untouched notebook, mutants, alternatives) and by benchmarks.
+A mutant is a plausible wrong answer that must lose points; an alternative is a
+correct answer written differently from the reference that must keep them all.
+Both are files ``<folder>/<a>/<grade_id>/<name>.py`` in the same format.
 """
 from __future__ import annotations
 
@@ -75,6 +78,11 @@ def mutant_student(grade_id: str, path: Path) -> str:
     return f"mutant--{grade_id}--{Path(path).stem}"
 
 
+def alternative_student(grade_id: str, path: Path) -> str:
+    """The student id under which the correct alternative at `path` (replacing cell `grade_id`) is graded."""
+    return f"alternative--{grade_id}--{Path(path).stem}"
+
+
 def write_submission(nb: nbformat.NotebookNode, folder: Path, student: str, assignment: str) -> Path:
     """Write `nb` where nbgrader's submitted layout expects it; returns the path."""
     target = Path(folder) / student / assignment / f"{assignment}.ipynb"
@@ -83,18 +91,21 @@ def write_submission(nb: nbformat.NotebookNode, folder: Path, student: str, assi
     return target
 
 
-def write_reference_class(folder: Path, assignments: list[str], mutants: Path) -> None:
+def write_reference_class(folder: Path, assignments: list[str], mutants: Path, alternatives: Path | None = None) -> None:
     """Fill `folder` with the submissions that test the grading of `assignments`.
 
     Student ``reference`` completes every notebook with the reference solution,
     ``untouched`` hands in the student notebooks as released, and each mutant
-    under `mutants` is one student (see :func:`mutant_student`) whose notebook is
-    the reference except for the one cell the mutant replaces.
+    under `mutants` (and each alternative under `alternatives`) is one student
+    (see :func:`mutant_student`, :func:`alternative_student`) whose notebook is
+    the reference except for the one cell the file replaces.
     """
     for assignment in assignments:
         write_submission(completed_notebook(assignment), folder, "reference", assignment)
         write_submission(student_notebook(assignment), folder, "untouched", assignment)
-    for assignment, grade_id, path in mutant_files(mutants):
+    variants = [(mutant_student, p) for p in mutant_files(mutants)]
+    variants += [(alternative_student, p) for p in (mutant_files(alternatives) if alternatives else [])]
+    for student_id, (assignment, grade_id, path) in variants:
         if assignment in assignments:
             nb = completed_notebook(assignment, {grade_id: path.read_text()})
-            write_submission(nb, folder, mutant_student(grade_id, path), assignment)
+            write_submission(nb, folder, student_id(grade_id, path), assignment)

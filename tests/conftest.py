@@ -17,6 +17,7 @@ from autograde.course import EXERCISES, REPO, SOLUTIONS, assignment_ids
 from autograde.synthetic import completed_notebook, mutant_files, write_reference_class, write_submission
 
 MUTANTS = Path(__file__).parent / "mutants"
+ALTERNATIVES = Path(__file__).parent / "alternatives"
 CELL_TIMEOUT = 20  # seconds; the slowest reference cell (chapter 2's training) takes under 10
 
 
@@ -146,6 +147,11 @@ def mutants() -> list[tuple[str, str, Path]]:
     return mutant_files(MUTANTS)
 
 
+def alternatives() -> list[tuple[str, str, Path]]:
+    """(assignment, grade_id, path) of every correct alternative under tests/alternatives/<a>/<grade_id>/<name>.py."""
+    return mutant_files(ALTERNATIVES)
+
+
 def digest(*folders: Path) -> str:
     """A hash of the names and contents of every file under `folders`."""
     h = hashlib.sha256()
@@ -158,7 +164,7 @@ def digest(*folders: Path) -> str:
 
 @pytest.fixture(scope="session")
 def graded(tmp_path_factory):
-    """Grade the reference, the untouched notebook, every mutant and some broken submissions at once.
+    """Grade the reference, the untouched notebook, every mutant and alternative and some broken submissions at once.
 
     Returns ``{"scores": {(student, assignment, grade_id): row}, "grades": {(student, assignment): row},
     "out": Path, "proc": CompletedProcess, "inputs_unchanged": bool, "notes": {(student, assignment): [note]},
@@ -167,7 +173,7 @@ def graded(tmp_path_factory):
     """
     base = tmp_path_factory.mktemp("grading")
     submissions, out = base / "submitted", base / "out"
-    write_reference_class(submissions, assignment_ids(), MUTANTS)
+    write_reference_class(submissions, assignment_ids(), MUTANTS, ALTERNATIVES)
     first = assignment_ids()[0]
     (submissions / "no-notebook" / first).mkdir(parents=True)
     broken = submissions / "not-a-notebook" / first / f"{first}.ipynb"

@@ -38,15 +38,52 @@
 # when it runs without an error. When a test fails, its message says what is
 # wrong.
 #
+# **Fair grading.** The values decide: a warning your code raises costs no
+# points (when a value is wrong, the test names the warning, which is often
+# the clue). Answers in float32 are compared at float32's precision, float64
+# ones at about 1e-8. Where your answer calls your function from an earlier
+# exercise and only that function is wrong, the test runs again with a correct
+# version of it, so each mistake costs its points once. The names
+# `expect_shape`, `expect_close`, `recorded_warnings` and `retry_with_reference`
+# belong to the tests: do not define your own with these names.
+#
 # **Conventions.** Arrays are NumPy arrays of floats. For scores and weights the
 # last two axes are (queries, keys); for queries, keys and values they are
 # (tokens, features). The whole notebook runs in a few seconds on one CPU core
 # and needs only NumPy (and Matplotlib for the optional plots).
 
 # %% nbgrader={"grade": false, "grade_id": "setup", "locked": true, "schema_version": 3, "solution": false}
+import contextlib
 import warnings
 
 import numpy as np
+
+# What a warning usually means, for the messages of failed tests.
+WARNING_CLUES = {
+    "overflow encountered in exp": "exp of a large score overflows to inf: subtract the largest score first",
+    "invalid value encountered in subtract": "inf - inf is nan: a slice whose entries are all -inf minus its maximum (-inf)",
+    "invalid value encountered in divide": "0 / 0 is nan. Note that np.where(cond, a / b, 0) computes a / b everywhere; "
+                                           "use np.divide(a, b, out=..., where=...) or np.errstate",
+    "divide by zero": "a division by zero (a zero norm or a zero sum)",
+    "overflow encountered in cast": "a value too large for the dtype it was cast to (float32 holds at most 3.4e38)",
+}
+
+
+@contextlib.contextmanager
+def recorded_warnings():
+    """Record the warnings raised inside the `with` block instead of printing them (a warning costs no points)."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        yield caught
+
+
+def _warning_note(warned):
+    """What the recorded warnings say, for a failure message ('' if there were none)."""
+    if not warned:
+        return ""
+    text = str(warned[0].message)
+    clue = next((c for key, c in WARNING_CLUES.items() if key in text), "")
+    return f" Your code also warned: {warned[0].category.__name__}: {text}" + (f" ({clue})." if clue else ".")
 
 
 def expect_shape(actual, shape, what):
@@ -57,8 +94,16 @@ def expect_shape(actual, shape, what):
     )
 
 
-def expect_close(actual, expected, what, atol=1e-8, rtol=1e-6):
-    """Fail with a readable message unless `actual` matches `expected` entry by entry."""
+def expect_close(actual, expected, what, atol=1e-8, rtol=1e-6, warned=()):
+    """Fail with a readable message unless `actual` matches `expected` entry by entry.
+
+    A float32 (or float16) answer is compared at its own precision. `warned`
+    holds the warnings recorded while `actual` was computed: they cost nothing,
+    but a failure message names them.
+    """
+    actual = np.asarray(actual)
+    if actual.dtype.kind == "f" and actual.dtype.itemsize < 8:
+        atol, rtol = max(atol, 1e-5), max(rtol, 1e-4)
     actual = np.asarray(actual, dtype=float)
     expected = np.asarray(expected, dtype=float)
     expect_shape(actual, expected.shape, what)
@@ -67,16 +112,56 @@ def expect_close(actual, expected, what, atol=1e-8, rtol=1e-6):
         idx = tuple(int(i) for i in np.argwhere(nan)[0])
         raise AssertionError(
             f"{what} contains NaN (not a number), first at index {idx}; expected "
-            f"{expected[idx]:.6g}. NaN usually comes from inf - inf, 0 / 0 or 0 * inf."
+            f"{expected[idx]:.6g}. NaN usually comes from inf - inf, 0 / 0 or 0 * inf." + _warning_note(warned)
         )
     bad = ~np.isclose(actual, expected, atol=atol, rtol=rtol, equal_nan=True)
     if bad.any():
         idx = tuple(int(i) for i in np.argwhere(bad)[0])
+        nearly = np.allclose(actual, expected, atol=1e-5, rtol=1e-4, equal_nan=True)
         raise AssertionError(
             f"{what} is wrong at index {idx}: expected {expected[idx]:.6g}, got "
             f"{actual[idx]:.6g} ({int(bad.sum())} of {bad.size} entries differ)."
+            + (" Your values agree only to about 1e-5, as float32 arithmetic does: compute in float64, "
+               "or return float32 (float32 answers are compared at float32's precision)." if nearly else "")
+            + _warning_note(warned)
         )
 
+
+def retry_with_reference(check, references):
+    """Run `check()`; if it fails, run it again with `references` in place of your functions of those names.
+
+    `references` maps names of earlier exercises' functions (which your answer
+    may call) to correct versions. The grader fills it in; in your copy it is
+    empty, and the test simply runs. If the test passes with them, the mistake
+    is in the earlier exercise, which has already cost its points there.
+    """
+    try:
+        check()
+        return
+    except Exception as error:  # not BaseException: a timeout must still stop the cell
+        first = error
+    if not references:
+        raise first
+    namespace = globals()
+    missing = object()
+    saved = {name: namespace.get(name, missing) for name in references}
+    namespace.update(references)
+    try:
+        check()
+        passed = True
+    except Exception:
+        passed = False
+    finally:
+        for name, value in saved.items():
+            if value is missing:
+                namespace.pop(name, None)
+            else:
+                namespace[name] = value
+    if not passed:
+        raise first
+    print(f"Passed with a correct {' and '.join(references)} in place of yours: your answer here is right, "
+          f"and the mistake ({type(first).__name__}: {str(first).splitlines()[0] if str(first) else ''}) "
+          "lies in that earlier exercise.")
 
 # %% [markdown] nbgrader={"grade": false, "grade_id": "softmax_md", "locked": true, "schema_version": 3, "solution": false}
 # ## 1. Softmax (4 points)
@@ -96,8 +181,10 @@ def expect_close(actual, expected, what, atol=1e-8, rtol=1e-6):
 # - accept `-inf` entries, which get weight exactly 0 (this is how a key is
 #   masked out later in the course);
 # - return all zeros for a slice whose entries are all `-inf` (a query that may
-#   attend to nothing gets no weight at all, never `nan`);
-# - not print warnings: NumPy's `RuntimeWarning`s count as errors in grading.
+#   attend to nothing gets no weight at all, never `nan`).
+#
+# Warnings cost no points, but an `overflow` or `invalid value` warning from
+# NumPy usually means that some value is wrong: the tests name it when they fail.
 
 # %% nbgrader={"grade": false, "grade_id": "softmax", "locked": false, "schema_version": 3, "solution": true}
 def softmax(x, axis=-1):
@@ -124,31 +211,48 @@ expect_close(w, np.full((2, 4), 0.25), "softmax of a (2, 4) array of zeros (each
 # %% nbgrader={"grade": true, "grade_id": "test_softmax_stability", "locked": true, "points": 1, "schema_version": 3, "solution": false}
 # Hidden tests: very large and very negative inputs must neither overflow nor underflow.
 ### BEGIN HIDDEN TESTS
-with warnings.catch_warnings():
-    warnings.simplefilter("error")  # overflow would show as a RuntimeWarning
-    for big in (1e3, 1e4, 1e300):
+def _softmax_oracle(x, axis=-1):
+    """The tests' own softmax, for tests of later exercises whose answers call softmax."""
+    x = np.asarray(x, dtype=float)
+    shift = np.max(x, axis=axis, keepdims=True)
+    e = np.exp(x - np.where(np.isfinite(shift), shift, 0.0))
+    total = np.sum(e, axis=axis, keepdims=True)
+    return np.divide(e, total, out=np.zeros_like(e), where=total > 0)
+
+
+# Every input below is exact in float32 too, so a float32 softmax is held to the same values.
+for big in (1e3, 1e4, 1e30):
+    with recorded_warnings() as warned:
         got = softmax(np.array([big, 0.0, -big]))
-        expect_close(got, [1.0, 0.0, 0.0], f"softmax([{big:g}, 0, -{big:g}]) (subtract the maximum before exp)")
+    expect_close(got, [1.0, 0.0, 0.0], f"softmax([{big:g}, 0, -{big:g}]) (subtract the maximum before exp)", warned=warned)
+with recorded_warnings() as warned:
     got = softmax(np.array([1e4, 1e4]))
-    expect_close(got, [0.5, 0.5], "softmax([1e4, 1e4])")
-    got = softmax(np.array([-1e4, -1e4 + np.log(3.0)]))
-    expect_close(got, [0.25, 0.75], "softmax([-1e4, -1e4 + log 3]) (very negative scores must not underflow to 0/0)")
-    shift = softmax(np.array([0.5, -1.0, 2.0]) + 1234.5)
-    expect_close(shift, softmax(np.array([0.5, -1.0, 2.0])), "softmax(s + 1234.5) (adding a constant to every score must not change the weights)")
+expect_close(got, [0.5, 0.5], "softmax([1e4, 1e4])", warned=warned)
+with recorded_warnings() as warned:
+    got = softmax(np.array([-1e4, -1e4 + 2.0]))
+expect_close(got, [0.11920292, 0.88079708],
+             "softmax([-1e4, -1e4 + 2]) (very negative scores must not underflow to 0 / 0)", warned=warned)
+with recorded_warnings() as warned:
+    shifted = softmax(np.array([0.5, -1.0, 2.0]) + 1234.5)
+expect_close(shifted, [0.17529039, 0.03911257, 0.78559703],
+             "softmax(s + 1234.5) (adding a constant to every score must not change the weights)", warned=warned)
 ### END HIDDEN TESTS
 
 # %% nbgrader={"grade": true, "grade_id": "test_softmax_masking", "locked": true, "points": 1, "schema_version": 3, "solution": false}
 # Hidden tests: -inf entries get weight 0; an all -inf slice gives zeros, not nan.
 ### BEGIN HIDDEN TESTS
-with warnings.catch_warnings():
-    warnings.simplefilter("error")
+with recorded_warnings() as warned:
     got = softmax(np.array([0.0, -np.inf, np.log(3.0)]))
-    expect_close(got, [0.25, 0.0, 0.75], "softmax([0, -inf, log 3]) (a -inf score must get weight exactly 0)")
+expect_close(got, [0.25, 0.0, 0.75], "softmax([0, -inf, log 3]) (a -inf score must get weight exactly 0)", warned=warned)
+with recorded_warnings() as warned:
     got = softmax(np.array([[1.0, 2.0], [-np.inf, -np.inf]]))
-    expect_close(got[1], [0.0, 0.0], "softmax of a row that is all -inf (a query with nothing to attend to gets all-zero weights, not nan)")
-    expect_close(got[0], [0.26894142, 0.73105858], "softmax of row 0 when row 1 is all -inf (rows must not influence each other)")
+expect_close(got[1], [0.0, 0.0], "softmax of a row that is all -inf (a query with nothing to attend to gets "
+             "all-zero weights, not nan)", warned=warned)
+expect_close(got[0], [0.26894142, 0.73105858], "softmax of row 0 when row 1 is all -inf (rows must not influence "
+             "each other)", warned=warned)
+with recorded_warnings() as warned:
     got = softmax(np.full((3, 5), -np.inf))
-    expect_close(got, np.zeros((3, 5)), "softmax of a (3, 5) array of -inf")
+expect_close(got, np.zeros((3, 5)), "softmax of a (3, 5) array of -inf", warned=warned)
 ### END HIDDEN TESTS
 
 # %% nbgrader={"grade": true, "grade_id": "test_softmax_axes", "locked": true, "points": 1, "schema_version": 3, "solution": false}
@@ -203,6 +307,11 @@ expect_close(got, [1.0, 0.75], "weighted_average([0.5, 0.25, 0.25], values)")
 # %% nbgrader={"grade": true, "grade_id": "test_weighted_average_batch", "locked": true, "points": 1, "schema_version": 3, "solution": false}
 # Hidden tests: batch axes, zero weights, and a brute-force loop as the reference.
 ### BEGIN HIDDEN TESTS
+def _weighted_average_oracle(weights, values):
+    """The tests' own weighted average, for tests of later exercises whose answers call weighted_average."""
+    return np.einsum("...n,nd->...d", np.asarray(weights, dtype=float), np.asarray(values, dtype=float))
+
+
 rng = np.random.default_rng(1)
 values = rng.normal(size=(5, 3))
 weights = rng.dirichlet(np.ones(5), size=(2, 4))  # shape (2, 4, 5), rows sum to 1
@@ -260,8 +369,7 @@ for m, n, d in [(1, 1, 1), (4, 7, 3), (6, 2, 16)]:
 # **4. Cosine similarity (3 points).**
 # $S_{ij} = \dfrac{\mathbf{q}_i \cdot \mathbf{k}_j}{\lVert \mathbf{q}_i \rVert \, \lVert \mathbf{k}_j \rVert}$,
 # which lies in $[-1, 1]$ and ignores the lengths of the vectors. A zero vector
-# has no direction: define its similarity with everything as 0 (never `nan`,
-# and no warning).
+# has no direction: define its similarity with everything as 0 (never `nan`).
 
 # %% nbgrader={"grade": false, "grade_id": "cosine_scores", "locked": false, "schema_version": 3, "solution": true}
 def cosine_scores(queries, keys):
@@ -284,19 +392,25 @@ got = cosine_scores(queries, keys)
 expect_shape(got, (2, 3), "cosine_scores(queries (2, 2), keys (3, 2))")
 expect_close(got, [[1.0, 0.0, -0.70710678], [0.70710678, 0.70710678, -1.0]], "cosine_scores(queries, keys)")
 
-# %% nbgrader={"grade": true, "grade_id": "test_cosine_scores_properties", "locked": true, "points": 2, "schema_version": 3, "solution": false}
-# Hidden tests: zero vectors, invariance to scaling, range [-1, 1], and a brute-force reference.
+# %% nbgrader={"grade": true, "grade_id": "test_cosine_scores_oracle", "locked": true, "points": 1, "schema_version": 3, "solution": false}
+# Hidden tests: a brute-force reference, and invariance to the lengths of queries and keys.
 ### BEGIN HIDDEN TESTS
 rng = np.random.default_rng(3)
 q, k = rng.normal(size=(4, 5)), rng.normal(size=(6, 5))
 oracle = np.array([[q[i] @ k[j] / np.sqrt((q[i] @ q[i]) * (k[j] @ k[j])) for j in range(6)] for i in range(4)])
-expect_close(cosine_scores(q, k), oracle, "cosine_scores of random queries (4, 5) and keys (6, 5) (divide by the norm of each query and of each key)")
+expect_close(cosine_scores(q, k), oracle, "cosine_scores of random queries (4, 5) and keys (6, 5) (divide by the norm "
+             "of each query and of each key)")
 scaled = cosine_scores(q * np.array([[2.0], [0.1], [7.0], [1.0]]), k * 3.0)
 expect_close(scaled, oracle, "cosine_scores after scaling each query and key by a positive number (cosine ignores length)")
-with warnings.catch_warnings():
-    warnings.simplefilter("error")
+### END HIDDEN TESTS
+
+# %% nbgrader={"grade": true, "grade_id": "test_cosine_scores_zero_vectors", "locked": true, "points": 1, "schema_version": 3, "solution": false}
+# Hidden tests: a zero query or key has similarity 0 with everything (not nan).
+### BEGIN HIDDEN TESTS
+with recorded_warnings() as warned:
     got = cosine_scores(np.array([[0.0, 0.0], [1.0, 0.0]]), np.array([[1.0, 1.0], [0.0, 0.0]]))
-expect_close(got, [[0.0, 0.0], [0.70710678, 0.0]], "cosine_scores with a zero query (row 0) and a zero key (column 1): a zero vector has similarity 0 with everything")
+expect_close(got, [[0.0, 0.0], [0.70710678, 0.0]], "cosine_scores with a zero query (row 0) and a zero key "
+             "(column 1): a zero vector has similarity 0 with everything", warned=warned)
 ### END HIDDEN TESTS
 
 # %% [markdown] nbgrader={"grade": false, "grade_id": "gaussian_md", "locked": true, "schema_version": 3, "solution": false}
@@ -329,6 +443,12 @@ expect_close(got, [[0.0, -12.5]], "gaussian_scores(queries, keys, bandwidth=1.0)
 # %% nbgrader={"grade": true, "grade_id": "test_gaussian_scores_oracle", "locked": true, "points": 1, "schema_version": 3, "solution": false}
 # Hidden tests: several bandwidths and shapes against a brute-force loop.
 ### BEGIN HIDDEN TESTS
+def _gaussian_scores_oracle(queries, keys, bandwidth):
+    """The tests' own Gaussian score, for tests of later exercises whose answers call gaussian_scores."""
+    queries, keys = np.asarray(queries, dtype=float), np.asarray(keys, dtype=float)
+    return -((queries[:, None, :] - keys[None, :, :]) ** 2).sum(axis=-1) / (2.0 * bandwidth**2)
+
+
 rng = np.random.default_rng(4)
 for bandwidth in (0.1, 0.5, 1.0, 3.0):
     q, k = rng.normal(size=(3, 4)), rng.normal(size=(5, 4))
@@ -350,8 +470,9 @@ expect_close(got, [[0.0, -0.125]], "gaussian_scores in one dimension with bandwi
 #
 # Write `attention_pool(queries, keys, values, score_fn)` returning the tuple
 # `(output, weights)`, using your `softmax` and `weighted_average`. `score_fn`
-# is any function like `dot_scores`; to pass `gaussian_scores`, fix its
-# bandwidth first, e.g. `lambda q, k: gaussian_scores(q, k, 0.5)`.
+# is any function like `dot_scores`, called as `score_fn(queries, keys)`; to
+# pass `gaussian_scores`, fix its bandwidth first, e.g.
+# `lambda queries, keys: gaussian_scores(queries, keys, 0.5)`.
 
 # %% nbgrader={"grade": false, "grade_id": "attention_pool", "locked": false, "schema_version": 3, "solution": true}
 def attention_pool(queries, keys, values, score_fn):
@@ -363,38 +484,57 @@ def attention_pool(queries, keys, values, score_fn):
 
 
 # %% nbgrader={"grade": true, "grade_id": "test_attention_pool", "locked": true, "points": 1, "schema_version": 3, "solution": false}
-# Visible test: shapes and one worked example.
-queries = np.array([[0.0, 0.0], [1.0, 0.0]])
-keys = np.array([[0.0, 0.0], [1.0, 0.0], [0.0, np.log(2.0)]])
-values = np.array([[1.0], [2.0], [4.0]])
-output, weights = attention_pool(queries, keys, values, dot_scores)
-expect_shape(output, (2, 1), "the output of attention_pool (queries (2, 2), values (3, 1))")
-expect_shape(weights, (2, 3), "the weights of attention_pool (2 queries, 3 keys)")
-expect_close(weights[0], [1 / 3, 1 / 3, 1 / 3], "weights for query 0 (all its dot products are 0, so uniform)")
-expect_close(output[0], [7 / 3], "output for query 0 (the plain average of the values)")
+# Visible test: shapes and one worked example (with its own dot product as the score function).
+def check_attention_pool():
+    queries = np.array([[0.0, 0.0], [1.0, 0.0]])
+    keys = np.array([[0.0, 0.0], [1.0, 0.0], [0.0, np.log(2.0)]])
+    values = np.array([[1.0], [2.0], [4.0]])
+    output, weights = attention_pool(queries, keys, values, lambda queries, keys: queries @ keys.T)
+    expect_shape(output, (2, 1), "the output of attention_pool (queries (2, 2), values (3, 1))")
+    expect_shape(weights, (2, 3), "the weights of attention_pool (2 queries, 3 keys)")
+    expect_close(weights[0], [1 / 3, 1 / 3, 1 / 3], "weights for query 0 (all its dot products are 0, so uniform)")
+    expect_close(output[0], [7 / 3], "output for query 0 (the plain average of the values)")
+
+
+references = {}  # the grader puts correct versions of softmax and weighted_average here
+### BEGIN HIDDEN TESTS
+references = {"softmax": _softmax_oracle, "weighted_average": _weighted_average_oracle}
+### END HIDDEN TESTS
+retry_with_reference(check_attention_pool, references)
 
 # %% nbgrader={"grade": true, "grade_id": "test_attention_pool_properties", "locked": true, "points": 2, "schema_version": 3, "solution": false}
 # Hidden tests: rows of weights sum to 1 over the keys; any score function; agreement with a direct computation.
 ### BEGIN HIDDEN TESTS
-rng = np.random.default_rng(5)
-q, k, v = rng.normal(size=(4, 3)), rng.normal(size=(6, 3)), rng.normal(size=(6, 2))
-for name, fn in [("dot_scores", lambda a, b: a @ b.T), ("a Gaussian kernel", lambda a, b: -((a[:, None] - b[None]) ** 2).sum(-1) / 0.5)]:
-    output, weights = attention_pool(q, k, v, fn)
-    expect_shape(weights, (4, 6), f"weights with {name}")
-    expect_shape(output, (4, 2), f"output with {name}")
-    sums = weights.sum(axis=-1)
-    assert np.allclose(sums, 1.0), (
-        f"each row of weights must sum to 1 over the keys (last axis); with {name}, row "
-        f"{int(np.argmax(np.abs(sums - 1)))} sums to {sums[np.argmax(np.abs(sums - 1))]:.4g}."
-    )
-    s = fn(q, k)
-    e = np.exp(s - s.max(axis=1, keepdims=True))
-    oracle_w = e / e.sum(axis=1, keepdims=True)
-    expect_close(weights, oracle_w, f"weights with {name} (softmax of score_fn(queries, keys) over the keys)")
-    expect_close(output, oracle_w @ v, f"output with {name} (weights @ values)")
-# Values that do not match the key dimension: d_v differs from d.
-output, weights = attention_pool(q, k, rng.normal(size=(6, 5)), lambda a, b: a @ b.T)
-expect_shape(output, (4, 5), "output when values have 5 features and keys 3")
+def _attention_pool_oracle(queries, keys, values, score_fn):
+    """The tests' own attention pooling, for tests of later exercises whose answers call attention_pool."""
+    weights = _softmax_oracle(score_fn(queries, keys), axis=-1)
+    return weights @ np.asarray(values, dtype=float), weights
+
+
+def check_attention_pool_properties():
+    rng = np.random.default_rng(5)
+    q, k, v = rng.normal(size=(4, 3)), rng.normal(size=(6, 3)), rng.normal(size=(6, 2))
+    score_fns = [("dot products", lambda queries, keys: queries @ keys.T),
+                 ("a Gaussian kernel", lambda queries, keys: -((queries[:, None] - keys[None]) ** 2).sum(-1) / 0.5)]
+    for name, fn in score_fns:
+        output, weights = attention_pool(q, k, v, fn)
+        expect_shape(weights, (4, 6), f"weights with {name}")
+        expect_shape(output, (4, 2), f"output with {name}")
+        sums = np.sum(weights, axis=-1)
+        assert np.allclose(sums, 1.0), (
+            f"each row of weights must sum to 1 over the keys (last axis); with {name}, row "
+            f"{int(np.argmax(np.abs(sums - 1)))} sums to {sums[np.argmax(np.abs(sums - 1))]:.4g}.")
+        s = fn(q, k)
+        e = np.exp(s - s.max(axis=1, keepdims=True))
+        oracle_w = e / e.sum(axis=1, keepdims=True)
+        expect_close(weights, oracle_w, f"weights with {name} (softmax of score_fn(queries, keys) over the keys)")
+        expect_close(output, oracle_w @ v, f"output with {name} (weights @ values)")
+    # Values that do not match the key dimension: d_v differs from d.
+    output, weights = attention_pool(q, k, rng.normal(size=(6, 5)), lambda queries, keys: queries @ keys.T)
+    expect_shape(output, (4, 5), "output when values have 5 features and keys 3")
+
+
+retry_with_reference(check_attention_pool_properties, {"softmax": _softmax_oracle, "weighted_average": _weighted_average_oracle})
 ### END HIDDEN TESTS
 
 # %% [markdown] nbgrader={"grade": false, "grade_id": "nw_md", "locked": true, "schema_version": 3, "solution": false}
@@ -428,30 +568,58 @@ def nadaraya_watson(x_query, x_train, y_train, bandwidth):
 # %% nbgrader={"grade": true, "grade_id": "test_nadaraya_watson", "locked": true, "points": 1, "schema_version": 3, "solution": false}
 # Visible test: shape and one worked example.
 # At x = 0 the weights are proportional to exp(0) = 1 and exp(-1/2); halfway, at x = 0.5, they are equal.
-got = nadaraya_watson(np.array([0.0, 0.5]), np.array([0.0, 1.0]), np.array([1.0, 3.0]), 1.0)
-expect_shape(got, (2,), "nadaraya_watson with 2 queries")
-expect_close(got, [1.75508134, 2.0], "nadaraya_watson([0, 0.5], x_train=[0, 1], y_train=[1, 3], bandwidth=1)")
+def check_nadaraya_watson():
+    got = nadaraya_watson(np.array([0.0, 0.5]), np.array([0.0, 1.0]), np.array([1.0, 3.0]), 1.0)
+    expect_shape(got, (2,), "nadaraya_watson with 2 queries")
+    expect_close(got, [1.75508134, 2.0], "nadaraya_watson([0, 0.5], x_train=[0, 1], y_train=[1, 3], bandwidth=1)")
+
+
+references = {}  # the grader puts correct versions of the functions of exercises 1, 2, 5 and 6 here
+### BEGIN HIDDEN TESTS
+references = {"softmax": _softmax_oracle, "weighted_average": _weighted_average_oracle,
+              "gaussian_scores": _gaussian_scores_oracle, "attention_pool": _attention_pool_oracle}
+### END HIDDEN TESTS
+retry_with_reference(check_nadaraya_watson, references)
 
 # %% nbgrader={"grade": true, "grade_id": "test_nadaraya_watson_oracle", "locked": true, "points": 2, "schema_version": 3, "solution": false}
 # Hidden tests: several bandwidths against the textbook formula; limits of tiny and huge bandwidths.
 ### BEGIN HIDDEN TESTS
-rng = np.random.default_rng(6)
-x_train = np.sort(rng.uniform(0, 5, size=20))
-y_train = 2 * np.sin(x_train) + x_train**0.8 + rng.normal(scale=0.5, size=20)
-x_query = np.linspace(0, 5, 11)
-for bandwidth in (0.2, 0.5, 1.0, 2.0):
-    oracle = []
-    for x in x_query:
-        kern = np.array([np.exp(-((x - xj) / bandwidth) ** 2 / 2) for xj in x_train])
-        oracle.append(kern @ y_train / kern.sum())
-    expect_close(nadaraya_watson(x_query, x_train, y_train, bandwidth), oracle,
-                 f"nadaraya_watson with bandwidth {bandwidth} (kernel exp(-(x - x_j)^2 / (2 bandwidth^2)), normalised over the training points)")
-got = nadaraya_watson(x_train[:3], x_train, y_train, 1e-3)
-expect_close(got, y_train[:3], "nadaraya_watson at training inputs with a tiny bandwidth (should return the training targets)", atol=1e-6)
-got = nadaraya_watson(x_query, x_train, y_train, 1e4)
-expect_close(got, np.full(11, y_train.mean()), "nadaraya_watson with a huge bandwidth (should return the mean of y_train everywhere)", atol=1e-5)
-got = nadaraya_watson(np.array([100.0]), x_train, y_train, 0.05)
-expect_close(got, [y_train[-1]], "nadaraya_watson far to the right of the data with a small bandwidth (nearest point wins; scores are very negative, so softmax must be stable)", atol=1e-6)
+def _nadaraya_watson_oracle(x_query, x_train, y_train, bandwidth):
+    """The tests' own kernel regression, for tests of later exercises whose answers call nadaraya_watson."""
+    x_query, x_train, y_train = (np.asarray(a, dtype=float) for a in (x_query, x_train, y_train))
+    logits = -(((x_query[:, None] - x_train[None, :]) / bandwidth) ** 2) / 2
+    kernel = np.exp(logits - logits.max(axis=1, keepdims=True))
+    return kernel @ y_train / kernel.sum(axis=1)
+
+
+def check_nadaraya_watson_oracle():
+    rng = np.random.default_rng(6)
+    x_train = np.sort(rng.uniform(0, 5, size=20))
+    y_train = 2 * np.sin(x_train) + x_train**0.8 + rng.normal(scale=0.5, size=20)
+    x_query = np.linspace(0, 5, 11)
+    for bandwidth in (0.2, 0.5, 1.0, 2.0):
+        oracle = []
+        for x in x_query:
+            kern = np.array([np.exp(-((x - xj) / bandwidth) ** 2 / 2) for xj in x_train])
+            oracle.append(kern @ y_train / kern.sum())
+        expect_close(nadaraya_watson(x_query, x_train, y_train, bandwidth), oracle,
+                     f"nadaraya_watson with bandwidth {bandwidth} (kernel exp(-(x - x_j)^2 / (2 bandwidth^2)), "
+                     "normalised over the training points)")
+    got = nadaraya_watson(x_train[:3], x_train, y_train, 1e-3)
+    expect_close(got, y_train[:3], "nadaraya_watson at training inputs with a tiny bandwidth (should return the "
+                 "training targets)", atol=1e-6)
+    got = nadaraya_watson(x_query, x_train, y_train, 1e4)
+    expect_close(got, np.full(11, y_train.mean()), "nadaraya_watson with a huge bandwidth (should return the mean "
+                 "of y_train everywhere)", atol=1e-5)
+    with recorded_warnings() as warned:
+        got = nadaraya_watson(np.array([100.0]), x_train, y_train, 0.05)
+    expect_close(got, [y_train[-1]], "nadaraya_watson far to the right of the data with a small bandwidth (nearest "
+                 "point wins; scores are very negative, so softmax must be stable)", atol=1e-6, warned=warned)
+
+
+retry_with_reference(check_nadaraya_watson_oracle, {
+    "softmax": _softmax_oracle, "weighted_average": _weighted_average_oracle,
+    "gaussian_scores": _gaussian_scores_oracle, "attention_pool": _attention_pool_oracle})
 ### END HIDDEN TESTS
 
 # %% [markdown] nbgrader={"grade": false, "grade_id": "temperature_md", "locked": true, "schema_version": 3, "solution": false}
@@ -534,25 +702,49 @@ validation_mse = np.array([np.mean((nadaraya_watson(x_val, x_fit, y_fit, h) - y_
 chosen_bandwidth = float(candidate_bandwidths[np.argmin(validation_mse)])
 ### END SOLUTION
 
-# %% nbgrader={"grade": true, "grade_id": "test_bandwidth", "locked": true, "points": 2, "schema_version": 3, "solution": false}
+# %% nbgrader={"grade": true, "grade_id": "test_bandwidth", "locked": true, "points": 1, "schema_version": 3, "solution": false}
 # Visible test: the answers have the right form.
 expect_shape(validation_mse, candidate_bandwidths.shape, "validation_mse (one error per candidate bandwidth)")
 assert chosen_bandwidth in candidate_bandwidths, (
     f"chosen_bandwidth must be one of candidate_bandwidths, not {chosen_bandwidth!r}."
 )
-# Hidden tests: the errors are measured right, and the choice is supported by them.
+# Hidden tests: the errors are measured right.
 ### BEGIN HIDDEN TESTS
-oracle = []
-for h in candidate_bandwidths:
-    logits = -((x_val[:, None] - x_fit[None, :]) / h) ** 2 / 2
-    kern = np.exp(logits - logits.max(axis=1, keepdims=True))  # shifted: no 0 / 0 for tiny h
-    oracle.append(np.mean((kern @ y_fit / kern.sum(axis=1) - y_val) ** 2))
-oracle = np.array(oracle)
-expect_close(validation_mse, oracle, "validation_mse (mean squared error on (x_val, y_val) after fitting on (x_fit, y_fit))", rtol=1e-4)
-best = candidate_bandwidths[np.argmin(oracle)]
-chosen_error = oracle[list(candidate_bandwidths).index(chosen_bandwidth)]
-assert chosen_error <= 1.05 * oracle.min(), (
-    f"chosen_bandwidth = {chosen_bandwidth} has validation error {chosen_error:.3f}, but bandwidth {best} "
-    f"reaches {oracle.min():.3f}: choose the bandwidth your own numbers support."
-)
+def _validation_errors(regress):
+    """The validation MSE of every candidate bandwidth, fitting with `regress` (a nadaraya_watson)."""
+    return np.array([np.mean((regress(x_val, x_fit, y_fit, h) - y_val) ** 2) for h in candidate_bandwidths])
+
+
+def _measured_with():
+    """Which numbers validation_mse matches: "oracle", "yours" (your own nadaraya_watson, where it is wrong) or None."""
+    oracle = _validation_errors(_nadaraya_watson_oracle)
+    if np.allclose(validation_mse, oracle, rtol=1e-4, atol=1e-10):
+        return "oracle", oracle
+    try:
+        with recorded_warnings():
+            yours = _validation_errors(nadaraya_watson)
+    except Exception:
+        return None, oracle
+    # Measuring with your own (wrong) nadaraya_watson is the right measurement: that mistake costs its points once.
+    if not np.allclose(yours, oracle, rtol=1e-4) and np.allclose(validation_mse, yours, rtol=1e-4, atol=1e-10):
+        return "yours", yours
+    return None, oracle
+
+
+_source, _errors = _measured_with()
+if _source is None:
+    expect_close(validation_mse, _errors, "validation_mse (mean squared error on (x_val, y_val) after fitting on "
+                 "(x_fit, y_fit))", rtol=1e-4)
+### END HIDDEN TESTS
+
+# %% nbgrader={"grade": true, "grade_id": "test_bandwidth_choice", "locked": true, "points": 1, "schema_version": 3, "solution": false}
+# Hidden test: the chosen bandwidth is supported by the validation errors.
+### BEGIN HIDDEN TESTS
+_source, _errors = _measured_with()
+assert chosen_bandwidth in candidate_bandwidths, f"chosen_bandwidth must be one of candidate_bandwidths, not {chosen_bandwidth!r}."
+_chosen_error = _errors[list(candidate_bandwidths).index(chosen_bandwidth)]
+assert _chosen_error <= 1.05 * _errors.min(), (
+    f"chosen_bandwidth = {chosen_bandwidth} has validation error {_chosen_error:.3f}, but bandwidth "
+    f"{candidate_bandwidths[np.argmin(_errors)]} reaches {_errors.min():.3f}: choose the bandwidth the validation "
+    "errors support.")
 ### END HIDDEN TESTS

@@ -29,11 +29,22 @@
 #
 # **How it is graded.** The visible tests after each exercise check shapes and
 # one worked example; run them. Grading adds hidden tests to the cells marked
-# *hidden tests*: agreement of your module with your NumPy functions, masks of
-# several shapes, fully masked rows, gradients, float32 and float64, batch and
-# length 1. Exercise 4 is graded on the accuracy of the trained model and on
-# whether its attention finds the true source positions. A test cell earns its
-# points when it runs without an error.
+# *hidden tests*: agreement of your module with an independent computation,
+# masks of several shapes, fully masked rows, gradients, float32 and float64,
+# batch and length 1. Exercise 4 is graded on the accuracy of the trained model
+# and on whether its attention finds the true source positions. A test cell
+# earns its points when it runs without an error.
+#
+# **Fair grading.** The values decide: a warning your code raises costs no
+# points (when a value is wrong, the test names the warning). Answers in
+# float32 are compared at float32's precision. Where your answer uses your
+# work from an earlier exercise (exercise 4 uses your `AdditiveAttention`) and
+# only that is wrong, the test runs again with a correct version of it, so
+# each mistake costs its points once. The trained model's thresholds hold, with
+# a wide margin, for every random seed and every order of creating the modules
+# that we tried. The names `expect_shape`, `expect_close`,
+# `recorded_warnings` and `retry_with_reference` belong to the tests: do not
+# define your own with these names.
 #
 # **Conventions.** Masks are boolean and **`True` means "may attend"**. A
 # query whose keys are all masked gets all-zero weights and a zero output
@@ -41,12 +52,48 @@
 # whole notebook, training included, runs in about 10 seconds on one CPU core.
 
 # %% nbgrader={"grade": false, "grade_id": "setup", "locked": true, "schema_version": 3, "solution": false}
+import contextlib
 import math
 import warnings
 
 import numpy as np
 import torch
 from torch import nn
+
+# What a warning usually means, for the messages of failed tests.
+WARNING_CLUES = {
+    "overflow encountered in exp": "exp of a large score overflows to inf: subtract the largest score first",
+    "invalid value encountered in subtract": "inf - inf is nan: a row whose entries are all -inf minus its maximum (-inf)",
+    "invalid value encountered in divide": "0 / 0 is nan. Note that np.where(cond, a / b, 0) computes a / b everywhere; "
+                                           "use np.divide(a, b, out=..., where=...) or np.errstate",
+    "divide by zero": "a division by zero (a zero sum of weights)",
+    "overflow encountered in cast": "a value too large for the dtype it was cast to (float32 holds at most 3.4e38)",
+}
+
+
+@contextlib.contextmanager
+def recorded_warnings():
+    """Record the warnings raised inside the `with` block instead of printing them (a warning costs no points)."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        yield caught
+
+
+def _warning_note(warned):
+    """What the recorded warnings say, for a failure message ('' if there were none)."""
+    if not warned:
+        return ""
+    text = str(warned[0].message)
+    clue = next((c for key, c in WARNING_CLUES.items() if key in text), "")
+    return f" Your code also warned: {warned[0].category.__name__}: {text}" + (f" ({clue})." if clue else ".")
+
+
+def _as_array(x):
+    """A NumPy array of `x` (a tensor is detached first), and whether it holds float32 or coarser floats."""
+    if torch.is_tensor(x):
+        return x.detach().cpu().double().numpy(), x.is_floating_point() and x.element_size() < 8
+    x = np.asarray(x)
+    return x.astype(float), x.dtype.kind == "f" and x.dtype.itemsize < 8
 
 
 def expect_shape(actual, shape, what):
@@ -55,22 +102,69 @@ def expect_shape(actual, shape, what):
     assert actual == tuple(shape), f"{what} should have shape {tuple(shape)}, but it has shape {actual}."
 
 
-def expect_close(actual, expected, what, atol=1e-8, rtol=1e-6):
-    """Fail with a readable message unless `actual` matches `expected` entry by entry."""
-    actual = np.asarray(actual.detach() if torch.is_tensor(actual) else actual, dtype=float)
-    expected = np.asarray(expected.detach() if torch.is_tensor(expected) else expected, dtype=float)
+def expect_close(actual, expected, what, atol=1e-8, rtol=1e-6, warned=()):
+    """Fail with a readable message unless `actual` matches `expected` entry by entry.
+
+    A float32 answer is compared at float32's precision. `warned` holds the
+    warnings recorded while `actual` was computed: they cost nothing, but a
+    failure message names them.
+    """
+    actual, low_precision = _as_array(actual)
+    expected, _ = _as_array(expected)
+    if low_precision:
+        atol, rtol = max(atol, 1e-5), max(rtol, 1e-4)
     expect_shape(actual, expected.shape, what)
     nan = np.isnan(actual) & ~np.isnan(expected)
     if nan.any():
         idx = tuple(int(i) for i in np.argwhere(nan)[0])
         raise AssertionError(f"{what} contains NaN, first at index {idx}; expected {expected[idx]:.6g}. "
-                             "A fully masked row must give zero weights, not 0 / 0.")
+                             "A fully masked row must give zero weights, not 0 / 0." + _warning_note(warned))
     bad = ~np.isclose(actual, expected, atol=atol, rtol=rtol, equal_nan=True)
     if bad.any():
         idx = tuple(int(i) for i in np.argwhere(bad)[0])
-        raise AssertionError(f"{what} is wrong at index {idx}: expected {expected[idx]:.6g}, got "
-                             f"{actual[idx]:.6g} ({int(bad.sum())} of {bad.size} entries differ).")
+        nearly = np.allclose(actual, expected, atol=1e-5, rtol=1e-4, equal_nan=True)
+        raise AssertionError(
+            f"{what} is wrong at index {idx}: expected {expected[idx]:.6g}, got {actual[idx]:.6g} "
+            f"({int(bad.sum())} of {bad.size} entries differ)."
+            + (" Your values agree only to about 1e-5, as float32 arithmetic does: compute in float64, "
+               "or return float32 (float32 answers are compared at float32's precision)." if nearly else "")
+            + _warning_note(warned))
 
+
+def retry_with_reference(check, references):
+    """Run `check()`; if it fails, run it again with `references` in place of your functions of those names.
+
+    `references` maps names of earlier exercises' functions (which your answer
+    may call) to correct versions. The grader fills it in; in your copy it is
+    empty, and the test simply runs. If the test passes with them, the mistake
+    is in the earlier exercise, which has already cost its points there.
+    """
+    try:
+        check()
+        return
+    except Exception as error:  # not BaseException: a timeout must still stop the cell
+        first = error
+    if not references:
+        raise first
+    namespace, missing = globals(), object()
+    saved = {name: namespace.get(name, missing) for name in references}
+    namespace.update(references)
+    try:
+        check()
+        passed = True
+    except Exception:
+        passed = False
+    finally:
+        for name, value in saved.items():
+            if value is missing:
+                namespace.pop(name, None)
+            else:
+                namespace[name] = value
+    if not passed:
+        raise first
+    print(f"Passed with a correct {' and '.join(references)} in place of yours: your answer here is right, "
+          f"and the mistake ({type(first).__name__}: {str(first).splitlines()[0] if str(first) else ''}) "
+          "lies in that earlier exercise.")
 
 # %% [markdown] nbgrader={"grade": false, "grade_id": "additive_md", "locked": true, "schema_version": 3, "solution": false}
 # ## 1. The additive score (3 points)
@@ -152,32 +246,35 @@ expect_close(got, [[0.26894142, 0.73105858, 0.0], [1 / 3, 1 / 3, 1 / 3]],
              "masked_softmax (row 0 may attend to keys 0 and 1 only; row 1 to all three)")
 
 # %% nbgrader={"grade": true, "grade_id": "test_masked_softmax_edges", "locked": true, "points": 2, "schema_version": 3, "solution": false}
-# Hidden tests: mask polarity, broadcasting masks, fully masked rows, large scores, no warnings.
+# Hidden tests: mask polarity, broadcasting masks, fully masked rows, large scores.
 ### BEGIN HIDDEN TESTS
 rng = np.random.default_rng(1)
-with warnings.catch_warnings():
-    warnings.simplefilter("error")
+with recorded_warnings() as warned:
     got = masked_softmax(np.array([[5.0, 1.0, 2.0]]), np.array([[False, True, True]]))
-    assert got[0, 0] == 0, (
-        f"key 0 is masked (mask False) but gets weight {got[0, 0]:.3f}: mask True means 'may attend', "
-        "so the keys to hide are where the mask is False.")
+assert got[0, 0] == 0, (
+    f"key 0 is masked (mask False) but gets weight {got[0, 0]:.3f}: mask True means 'may attend', "
+    "so the keys to hide are where the mask is False." + _warning_note(warned))
+with recorded_warnings() as warned:
     got = masked_softmax(np.array([[1.0, 2.0], [3.0, 4.0]]), np.array([[False, False], [True, False]]))
-    expect_close(got, [[0.0, 0.0], [1.0, 0.0]],
-                 "masked_softmax with a fully masked row 0 (all-zero weights, not nan and not uniform)")
+expect_close(got, [[0.0, 0.0], [1.0, 0.0]],
+             "masked_softmax with a fully masked row 0 (all-zero weights, not nan and not uniform)", warned=warned)
+with recorded_warnings() as warned:
     got = masked_softmax(np.array([1e4, 0.0, -1e4]), np.array([True, True, True]))
-    expect_close(got, [1.0, 0.0, 0.0], "masked_softmax([1e4, 0, -1e4]) (subtract the largest allowed score)")
-    scores = rng.normal(size=(2, 3, 4))
-    pad = np.array([[True, True, True, False], [True, False, False, False]])[:, None, :]  # (2, 1, 4)
+expect_close(got, [1.0, 0.0, 0.0], "masked_softmax([1e4, 0, -1e4]) (subtract the largest allowed score)", warned=warned)
+scores = rng.normal(size=(2, 3, 4))
+pad = np.array([[True, True, True, False], [True, False, False, False]])[:, None, :]  # (2, 1, 4)
+with recorded_warnings() as warned:
     got = masked_softmax(scores, pad)
-    expect_shape(got, (2, 3, 4), "masked_softmax with a (2, 1, 4) padding mask")
-    for b in range(2):
-        for i in range(3):
-            allowed = pad[b, 0]
-            e = np.exp(scores[b, i, allowed] - scores[b, i, allowed].max())
-            expect_close(got[b, i, allowed], e / e.sum(), f"batch {b}, query {i}: softmax over its allowed keys")
-            assert np.all(got[b, i, ~allowed] == 0), f"batch {b}, query {i} gives weight to padding"
+expect_shape(got, (2, 3, 4), "masked_softmax with a (2, 1, 4) padding mask")
+for b in range(2):
+    for i in range(3):
+        allowed = pad[b, 0]
+        e = np.exp(scores[b, i, allowed] - scores[b, i, allowed].max())
+        expect_close(got[b, i, allowed], e / e.sum(), f"batch {b}, query {i}: softmax over its allowed keys", warned=warned)
+        assert np.all(got[b, i, ~allowed] == 0), f"batch {b}, query {i} gives weight to padding"
+with recorded_warnings() as warned:
     got = masked_softmax(np.array([[2.0, 1.0], [0.5, 0.5]]), np.array([True, False]))
-    expect_close(got, [[1.0, 0.0], [1.0, 0.0]], "masked_softmax with a mask of shape (n,) shared by all rows")
+expect_close(got, [[1.0, 0.0], [1.0, 0.0]], "masked_softmax with a mask of shape (n,) shared by all rows", warned=warned)
 ### END HIDDEN TESTS
 
 # %% [markdown] nbgrader={"grade": false, "grade_id": "module_md", "locked": true, "schema_version": 3, "solution": false}
@@ -239,9 +336,27 @@ expect_shape(out, (2, 6, 8), "the output for B=2, m=6, d_v=8")
 expect_shape(w, (2, 6, 7), "the weights for B=2, m=6, n=7")
 expect_close(w.sum(-1), torch.ones(2, 6), "the sum of each query's weights over the keys")
 
-# %% nbgrader={"grade": true, "grade_id": "test_AdditiveAttention_numpy", "locked": true, "points": 1, "schema_version": 3, "solution": false}
-# Hidden tests: the module equals additive_scores + masked_softmax given the same weights.
+# %% nbgrader={"grade": true, "grade_id": "test_AdditiveAttention_oracle", "locked": true, "points": 1, "schema_version": 3, "solution": false}
+# Hidden tests: the module equals an independent loop over every query and key, given the same weights.
 ### BEGIN HIDDEN TESTS
+class _AdditiveAttentionOracle(nn.Module):
+    """The tests' own additive attention, for the tests of exercise 4 (which uses AdditiveAttention)."""
+
+    def __init__(self, query_dim, key_dim, hidden_dim):
+        super().__init__()
+        self.W_q = nn.Linear(query_dim, hidden_dim, bias=False)
+        self.W_k = nn.Linear(key_dim, hidden_dim, bias=False)
+        self.w_v = nn.Linear(hidden_dim, 1, bias=False)
+
+    def forward(self, queries, keys, values, mask=None):
+        scores = self.w_v(torch.tanh(self.W_q(queries).unsqueeze(2) + self.W_k(keys).unsqueeze(1))).squeeze(-1)
+        if mask is None:
+            return torch.softmax(scores, -1) @ values, torch.softmax(scores, -1)
+        mask = torch.as_tensor(mask, dtype=torch.bool).expand_as(scores)
+        weights = torch.softmax(scores.masked_fill(~mask, -1e30), -1) * mask.any(-1, keepdim=True)
+        return weights @ values, weights
+
+
 torch.manual_seed(1)
 attention = AdditiveAttention(3, 5, 4).double()
 q, k, v = torch.randn(2, 4, 3, dtype=torch.float64), torch.randn(2, 6, 5, dtype=torch.float64), torch.randn(2, 6, 2, dtype=torch.float64)
@@ -249,38 +364,59 @@ mask = torch.rand(2, 4, 6) < 0.7
 mask[..., 0] = True
 W_q, W_k, w_v = (layer.weight.detach().numpy() for layer in (attention.W_q, attention.W_k, attention.w_v))
 for name, msk in [("no mask", None), ("a (B, m, n) mask", mask)]:
-    out, w = attention(q, k, v, msk)
+    with torch.no_grad():
+        out, w = attention(q, k, v, msk)
     for b in range(2):
-        s = additive_scores(q[b].numpy(), k[b].numpy(), W_q.T, W_k.T, w_v[0])
-        ref_w = masked_softmax(s, np.ones_like(s, dtype=bool) if msk is None else msk[b].numpy())
-        expect_close(w[b], ref_w, f"the weights of batch item {b} with {name}, compared with masked_softmax(additive_scores(...)) "
-                     "using the module's weights (W_q.weight.T, W_k.weight.T, w_v.weight[0])", atol=1e-10)
+        ref_w = np.zeros((4, 6))
+        for i in range(4):
+            scores = np.array([sum(w_v[0, t] * math.tanh(float(q[b, i].numpy() @ W_q[t] + k[b, j].numpy() @ W_k[t]))
+                                   for t in range(4)) for j in range(6)])
+            allowed = np.ones(6, bool) if msk is None else msk[b, i].numpy()
+            e = np.where(allowed, np.exp(scores - scores[allowed].max()), 0.0)
+            ref_w[i] = e / e.sum()
+        expect_close(w[b], ref_w, f"the weights of batch item {b} with {name}, compared with a loop over every query and "
+                     "key (softmax over the allowed keys of tanh(q W_q + k W_k) . w_v)", atol=1e-10)
         expect_close(out[b], ref_w @ v[b].numpy(), f"the output of batch item {b} with {name} (weights @ values)", atol=1e-10)
 ### END HIDDEN TESTS
 
-# %% nbgrader={"grade": true, "grade_id": "test_AdditiveAttention_masks", "locked": true, "points": 1, "schema_version": 3, "solution": false}
-# Hidden tests: (B, 1, n) and (B, m, n) masks, fully masked queries, finite gradients under masks.
+# %% nbgrader={"grade": true, "grade_id": "test_AdditiveAttention_masks", "locked": true, "points": 0.5, "schema_version": 3, "solution": false}
+# Hidden tests: (B, 1, n) and (B, m, n) masks; a fully masked query gets zero weights and a zero output.
+### BEGIN HIDDEN TESTS
+torch.manual_seed(2)
+attention = AdditiveAttention(4, 4, 8).double()
+q, k, v = torch.randn(2, 3, 4, dtype=torch.float64), torch.randn(2, 5, 4, dtype=torch.float64), torch.randn(2, 5, 3, dtype=torch.float64)
+pad = torch.tensor([[True, True, True, False, False], [True, True, True, True, True]])[:, None, :]
+with torch.no_grad():
+    out, w = attention(q, k, v, pad)
+assert torch.all(w[0, :, 3:] == 0), "with a (B, 1, n) padding mask, batch item 0 must give keys 3 and 4 weight 0"
+assert w[0, :, :3].sum().item() > 0, "mask True means 'may attend': keys 0-2 of batch item 0 must get the weight"
+expect_close(w.sum(-1), torch.ones(2, 3), "the sum of each query's weights under a (B, 1, n) mask")
+full = torch.ones(2, 3, 5, dtype=torch.bool)
+full[1, 2] = False  # query 2 of batch item 1 may attend to nothing
+with torch.no_grad():
+    out, w = attention(q, k, v, full)
+expect_close(w[1, 2], torch.zeros(5), "the weights of a fully masked query (zeros, not nan)")
+expect_close(out[1, 2], torch.zeros(3), "the output of a fully masked query (a zero vector)")
+expect_close(w[0].sum(-1), torch.ones(3), "the weight sums of batch item 0 under a (B, m, n) mask that allows every key")
+### END HIDDEN TESTS
+
+# %% nbgrader={"grade": true, "grade_id": "test_AdditiveAttention_gradients", "locked": true, "points": 0.5, "schema_version": 3, "solution": false}
+# Hidden test: gradients stay finite when a query is fully masked (so such a batch can still be trained on).
 ### BEGIN HIDDEN TESTS
 torch.manual_seed(2)
 attention = AdditiveAttention(4, 4, 8).double()
 q = torch.randn(2, 3, 4, dtype=torch.float64, requires_grad=True)
 k = torch.randn(2, 5, 4, dtype=torch.float64, requires_grad=True)
 v = torch.randn(2, 5, 3, dtype=torch.float64, requires_grad=True)
-pad = torch.tensor([[True, True, True, False, False], [True, True, True, True, True]])[:, None, :]
-out, w = attention(q, k, v, pad)
-assert torch.all(w[0, :, 3:] == 0), "with a (B, 1, n) padding mask, batch item 0 must give keys 3 and 4 weight 0"
-assert w[0, :, :3].sum().item() > 0, "mask True means 'may attend': keys 0-2 of batch item 0 must get the weight"
-expect_close(w.sum(-1), torch.ones(2, 3), "the sum of each query's weights under a (B, 1, n) mask")
 full = torch.ones(2, 3, 5, dtype=torch.bool)
 full[1, 2] = False  # query 2 of batch item 1 may attend to nothing
 out, w = attention(q, k, v, full)
-expect_close(w[1, 2], torch.zeros(5), "the weights of a fully masked query (zeros, not nan)")
-expect_close(out[1, 2], torch.zeros(3), "the output of a fully masked query (a zero vector)")
 (out.sum() + w.sum()).backward()
 for name, t in [("queries", q), ("keys", k), ("values", v)] + [(n, p) for n, p in attention.named_parameters()]:
     assert t.grad is not None and torch.isfinite(t.grad).all(), (
-        f"the gradient with respect to {name} is not finite when a query is fully masked: give fully masked rows "
-        "finite scores before softmax, then set their weights to 0")
+        f"the gradient with respect to {name} is not finite when a query is fully masked. A row of only -inf "
+        "scores makes softmax nan, and nan gradients flow back through whatever was added to the scores: give "
+        "fully masked rows finite scores before softmax (masked_fill or torch.where), then set their weights to 0")
 ### END HIDDEN TESTS
 
 # %% nbgrader={"grade": true, "grade_id": "test_AdditiveAttention_dtypes", "locked": true, "points": 1, "schema_version": 3, "solution": false}
@@ -311,7 +447,8 @@ for dtype in (torch.float32, torch.float64):
 #   $\mathbf{s}_t$, then asks `decoder_attention(self.attention, s_t, encoder_outputs, source_mask)`
 #   for a context vector, and predicts the next digit from $[\mathbf{s}_t; \text{context}]$;
 # - `train_reversal(build_model)` seeds PyTorch, calls `build_model()` and
-#   trains the model for 400 steps (a few seconds); `evaluate_reversal(model)`
+#   trains the model for 400 steps with Adam and gradient clipping (a few
+#   seconds); `evaluate_reversal(model)`
 #   decodes 500 fresh sequences greedily and returns the digit accuracy, the
 #   share of output digits whose largest attention weight is on the true source
 #   position, and an example's weights.
@@ -397,7 +534,7 @@ class Seq2Seq(nn.Module):
 
 
 def train_reversal(build_model, steps=400, batch_size=64, seed=0):
-    """Seed, build with build_model(), train with Adam; returns (model, list of losses)."""
+    """Seed, build with build_model(), train with Adam and clipped gradients; returns (model, list of losses)."""
     torch.manual_seed(seed)
     generator = torch.Generator().manual_seed(seed)
     model = build_model()
@@ -409,6 +546,8 @@ def train_reversal(build_model, steps=400, batch_size=64, seed=0):
         loss = nn.functional.cross_entropy(logits.reshape(-1, VOCAB), target.reshape(-1), ignore_index=PAD)
         optimizer.zero_grad()
         loss.backward()
+        # Clipping keeps a rare large gradient (GRU and attention early in training) from undoing progress.
+        nn.utils.clip_grad_norm_(model.parameters(), 1.0)
         optimizer.step()
         losses.append(loss.item())
     return model, losses
@@ -471,29 +610,68 @@ print(f"loss {losses[0]:.2f} -> {losses[-1]:.3f}; accuracy {accuracy:.3f}; atten
 
 # %% nbgrader={"grade": true, "grade_id": "test_decoder_attention", "locked": true, "points": 1, "schema_version": 3, "solution": false}
 # Visible test: shapes of one decoder step, and padding gets no weight.
-torch.manual_seed(4)
-encoder_outputs = torch.randn(2, 5, HIDDEN)
-source_mask = torch.tensor([[True, True, True, False, False], [True] * 5])
-context, weights = decoder_attention(AdditiveAttention(HIDDEN, HIDDEN, HIDDEN), torch.randn(2, HIDDEN), encoder_outputs, source_mask)
-expect_shape(context, (2, HIDDEN), "the context vector of one decoder step")
-expect_shape(weights, (2, 5), "the attention weights of one decoder step")
-assert torch.all(weights[0, 3:] == 0), "the padding positions (source_mask False) must get weight 0"
-assert isinstance(build_model(), Seq2Seq), "build_model() must return a Seq2Seq"
+def check_decoder_attention():
+    torch.manual_seed(4)
+    encoder_outputs = torch.randn(2, 5, HIDDEN)
+    source_mask = torch.tensor([[True, True, True, False, False], [True] * 5])
+    attention = AdditiveAttention(HIDDEN, HIDDEN, HIDDEN)
+    context, weights = decoder_attention(attention, torch.randn(2, HIDDEN), encoder_outputs, source_mask)
+    expect_shape(context, (2, HIDDEN), "the context vector of one decoder step")
+    expect_shape(weights, (2, 5), "the attention weights of one decoder step")
+    assert torch.all(weights[0, 3:] == 0), "the padding positions (source_mask False) must get weight 0"
+    assert isinstance(build_model(), Seq2Seq), "build_model() must return a Seq2Seq"
+
+
+references = {}  # the grader puts a correct AdditiveAttention here
+### BEGIN HIDDEN TESTS
+references = {"AdditiveAttention": _AdditiveAttentionOracle}
+### END HIDDEN TESTS
+retry_with_reference(check_decoder_attention, references)
 
 # %% nbgrader={"grade": true, "grade_id": "test_decoder_attention_accuracy", "locked": true, "points": 1.5, "schema_version": 3, "solution": false}
-# Hidden test: the trained model reverses at least 90% of the digits of fresh sequences.
+# Hidden test: the trained model reverses at least 85% of the digits of fresh sequences.
 ### BEGIN HIDDEN TESTS
-accuracy, alignment, _ = evaluate_reversal(model)
-assert accuracy >= 0.9, (
-    f"the trained model gets {accuracy:.1%} of the digits right; at least 90% is expected. Check that the context "
-    "depends on the decoder state (the query) and that padding is masked out.")
+# Calibrated by benchmarks/calibrate_reversal_training.py: correct answers reach 0.94 or more on every seed and
+# module-creation order tried; wrong wirings (no mask, flipped mask, a fixed query, a mean context) 0.77 or less.
+ACCURACY_NEEDED, ALIGNMENT_NEEDED = 0.85, 0.6
+_retrained = {}
+
+
+def _retrained_model():
+    """Your build_model and decoder_attention, trained again with a correct AdditiveAttention (once, then cached)."""
+    if "model" not in _retrained:
+        _retrained["model"], _ = train_reversal(build_model)
+    return _retrained["model"]
+
+
+def _check_trained(check):
+    """check(model); if that fails, check the model trained with a correct AdditiveAttention in place of yours."""
+    def run():
+        check(_retrained_model() if AdditiveAttention is _AdditiveAttentionOracle else model)
+
+    retry_with_reference(run, {"AdditiveAttention": _AdditiveAttentionOracle})
+
+
+def _check_accuracy(trained):
+    accuracy, _, _ = evaluate_reversal(trained)
+    assert accuracy >= ACCURACY_NEEDED, (
+        f"the trained model gets {accuracy:.1%} of the digits right; at least {ACCURACY_NEEDED:.0%} is expected. Check "
+        "that the context depends on the decoder state (the query) and that padding is masked out.")
+
+
+_check_trained(_check_accuracy)
 ### END HIDDEN TESTS
 
 # %% nbgrader={"grade": true, "grade_id": "test_decoder_attention_alignment", "locked": true, "points": 1.5, "schema_version": 3, "solution": false}
-# Hidden test: for at least 90% of the output digits, the largest attention weight is on the true source position.
+# Hidden test: for at least 60% of the output digits, the largest attention weight is on the true source position.
 ### BEGIN HIDDEN TESTS
-accuracy, alignment, _ = evaluate_reversal(model)
-assert alignment >= 0.9, (
-    f"the largest attention weight is on the true source position for only {alignment:.1%} of the digits; at least "
-    "90% is expected. Output step t of a sequence of length L should attend to source position L - 1 - t.")
+def _check_alignment(trained):
+    _, alignment, _ = evaluate_reversal(trained)
+    assert alignment >= ALIGNMENT_NEEDED, (
+        f"the largest attention weight is on the true source position for only {alignment:.1%} of the digits; at "
+        f"least {ALIGNMENT_NEEDED:.0%} is expected. Output step t of a sequence of length L should attend to source "
+        "position L - 1 - t: the query must be the decoder's current state.")
+
+
+_check_trained(_check_alignment)
 ### END HIDDEN TESTS

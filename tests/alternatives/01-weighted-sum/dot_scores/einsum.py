@@ -1,0 +1,3 @@
+# einsum over the feature axis.
+def dot_scores(queries, keys):
+    return np.einsum("md,nd->mn", queries, keys)

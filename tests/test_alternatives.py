@@ -1,0 +1,50 @@
+"""Every correct alternative (a right answer written differently) keeps every point, via the real grader.
+
+The mirror image of test_mutants.py: there, plausible wrong answers must lose
+points; here, correct answers that differ from the reference (loops, einsum,
+float32, torch, other valid module internals, helpers of the student's own)
+must earn full marks on every test cell of the notebook, not only on the cells
+of the function they replace.
+"""
+from collections import Counter
+
+import pytest
+
+from autograde.course import assignment_ids, graded_cell_ids, solution_cell_ids, source_notebook
+from autograde.reference import solution_code
+from autograde.synthetic import alternative_student, mutant_code
+from conftest import alternatives
+
+ALTERNATIVES = alternatives()
+
+
+@pytest.mark.parametrize(("assignment", "grade_id", "path"), ALTERNATIVES,
+                         ids=[f"{a}::{g}/{p.stem}" for a, g, p in ALTERNATIVES])
+def test_alternative_keeps_every_point(graded, assignment, grade_id, path):
+    student = alternative_student(grade_id, path)
+    rows = [graded["scores"][(student, assignment, c)] for c in graded_cell_ids(assignment)]
+    lost = [f"{r['grade_id']} ({r['status']}: {r['message']})" for r in rows if float(r["score"]) < float(r["max_score"])]
+    assert not lost, f"the correct alternative {path.name} of {grade_id} loses points on {lost}"
+    grade = graded["grades"][(student, assignment)]
+    assert float(grade["score"]) == float(grade["max_score"]) > 0
+
+
+@pytest.mark.parametrize("assignment", assignment_ids())
+def test_every_graded_cell_has_two_alternatives(assignment):
+    counts = Counter(g for a, g, _ in ALTERNATIVES if a == assignment)
+    few = {g: counts[g] for g in solution_cell_ids(assignment) if counts[g] < 2}
+    assert not few, f"solution cells with fewer than 2 alternatives under tests/alternatives/{assignment}/: {few}"
+
+
+@pytest.mark.parametrize(("assignment", "grade_id", "path"), ALTERNATIVES,
+                         ids=[f"{a}::{g}/{p.stem}" for a, g, p in ALTERNATIVES])
+def test_alternative_differs_from_the_reference_and_says_how(assignment, grade_id, path):
+    assert grade_id in solution_cell_ids(assignment), f"{path} replaces no solution cell of {assignment}"
+    text = path.read_text()
+    assert text.startswith("# ") and len(text.splitlines()[0]) > 15, f"{path} must start with a comment saying what it does differently"
+    reference = {c.metadata["nbgrader"]["grade_id"]: solution_code(c.source) for c in source_notebook(assignment).cells
+                 if c.metadata.get("nbgrader", {}).get("solution")}[grade_id]
+    code = mutant_code(text, reference)
+    body = [line for line in code.splitlines() if line.strip() and not line.lstrip().startswith("#")]
+    assert body != [line for line in reference.splitlines() if line.strip() and not line.lstrip().startswith("#")], (
+        f"{path} is the reference solution again: it proves nothing")
