@@ -37,6 +37,17 @@
 # `d_k ≠ d_v`) and agreement with PyTorch's own implementations to `1e-5` in
 # float64. A test cell earns its points when it runs without an error.
 #
+# **Fair grading.** The values decide: a warning your code raises costs no
+# points (when a value is wrong, the test names the warning). Answers in
+# float32 are compared at float32's precision. Where your answer calls your
+# function from an earlier exercise (`self_attention` and `check_attention`
+# may call your `scaled_dot_product_attention`) and only that function is
+# wrong, the test runs again with a correct version of it, so each mistake
+# costs its points once. The `softmax` given below is yours to use or to
+# replace: the tests never call it. The names `expect_shape`, `expect_close`,
+# `recorded_warnings` and `retry_with_reference` belong to the tests: do not
+# define your own with these names.
+#
 # **Conventions.** The last two axes of `Q`, `K`, `V` are (tokens, features);
 # leading axes are batch axes and broadcast. A mask is boolean and **`True`
 # means "may attend"**, as in `torch.nn.functional.scaled_dot_product_attention`.
@@ -45,6 +56,7 @@
 # PyTorch.
 
 # %% nbgrader={"grade": false, "grade_id": "setup", "locked": true, "schema_version": 3, "solution": false}
+import contextlib
 import math
 import warnings
 
@@ -63,28 +75,114 @@ def softmax(x, axis=-1):
     return torch.nan_to_num(weights, nan=0.0).numpy()
 
 
+# The tests' own reference to the softmax above: a softmax of your own under that name changes nothing for them.
+_given_softmax = softmax
+
+# What a warning usually means, for the messages of failed tests.
+WARNING_CLUES = {
+    "overflow encountered in exp": "exp of a large score overflows to inf: subtract the largest score first",
+    "invalid value encountered in subtract": "inf - inf is nan: a row whose entries are all -inf minus its maximum (-inf)",
+    "invalid value encountered in divide": "0 / 0 is nan. Note that np.where(cond, a / b, 0) computes a / b everywhere; "
+                                           "use np.divide(a, b, out=..., where=...) or np.errstate",
+    "divide by zero": "a division by zero (a zero sum of weights)",
+    "overflow encountered in cast": "a value too large for the dtype it was cast to (float32 holds at most 3.4e38)",
+}
+
+
+@contextlib.contextmanager
+def recorded_warnings():
+    """Record the warnings raised inside the `with` block instead of printing them (a warning costs no points)."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        yield caught
+
+
+def _warning_note(warned):
+    """What the recorded warnings say, for a failure message ('' if there were none)."""
+    if not warned:
+        return ""
+    text = str(warned[0].message)
+    clue = next((c for key, c in WARNING_CLUES.items() if key in text), "")
+    return f" Your code also warned: {warned[0].category.__name__}: {text}" + (f" ({clue})." if clue else ".")
+
+
+def _as_array(x):
+    """A NumPy array of `x` (a tensor is detached first), and whether it holds float32 or coarser floats."""
+    if torch.is_tensor(x):
+        return x.detach().cpu().double().numpy(), x.is_floating_point() and x.element_size() < 8
+    x = np.asarray(x)
+    return x.astype(float), x.dtype.kind == "f" and x.dtype.itemsize < 8
+
+
 def expect_shape(actual, shape, what):
     """Fail with a readable message unless `actual` has shape `shape`."""
     actual = tuple(np.shape(actual))
     assert actual == tuple(shape), f"{what} should have shape {tuple(shape)}, but it has shape {actual}."
 
 
-def expect_close(actual, expected, what, atol=1e-8, rtol=1e-6):
-    """Fail with a readable message unless `actual` matches `expected` entry by entry."""
-    actual = np.asarray(actual.detach() if torch.is_tensor(actual) else actual, dtype=float)
-    expected = np.asarray(expected.detach() if torch.is_tensor(expected) else expected, dtype=float)
+def expect_close(actual, expected, what, atol=1e-8, rtol=1e-6, warned=()):
+    """Fail with a readable message unless `actual` matches `expected` entry by entry.
+
+    A float32 answer is compared at float32's precision. `warned` holds the
+    warnings recorded while `actual` was computed: they cost nothing, but a
+    failure message names them.
+    """
+    actual, low_precision = _as_array(actual)
+    expected, _ = _as_array(expected)
+    if low_precision:
+        atol, rtol = max(atol, 1e-5), max(rtol, 1e-4)
     expect_shape(actual, expected.shape, what)
     nan = np.isnan(actual) & ~np.isnan(expected)
     if nan.any():
         idx = tuple(int(i) for i in np.argwhere(nan)[0])
         raise AssertionError(f"{what} contains NaN, first at index {idx}; expected {expected[idx]:.6g}. "
-                             "A fully masked row must give zero weights, not 0 / 0.")
+                             "A fully masked row must give zero weights, not 0 / 0." + _warning_note(warned))
     bad = ~np.isclose(actual, expected, atol=atol, rtol=rtol, equal_nan=True)
     if bad.any():
         idx = tuple(int(i) for i in np.argwhere(bad)[0])
-        raise AssertionError(f"{what} is wrong at index {idx}: expected {expected[idx]:.6g}, got "
-                             f"{actual[idx]:.6g} ({int(bad.sum())} of {bad.size} entries differ).")
+        nearly = np.allclose(actual, expected, atol=1e-5, rtol=1e-4, equal_nan=True)
+        raise AssertionError(
+            f"{what} is wrong at index {idx}: expected {expected[idx]:.6g}, got {actual[idx]:.6g} "
+            f"({int(bad.sum())} of {bad.size} entries differ)."
+            + (" Your values agree only to about 1e-5, as float32 arithmetic does: compute in float64, "
+               "or return float32 (float32 answers are compared at float32's precision)." if nearly else "")
+            + _warning_note(warned))
 
+
+def retry_with_reference(check, references):
+    """Run `check()`; if it fails, run it again with `references` in place of your functions of those names.
+
+    `references` maps names of earlier exercises' functions (which your answer
+    may call) to correct versions. The grader fills it in; in your copy it is
+    empty, and the test simply runs. If the test passes with them, the mistake
+    is in the earlier exercise, which has already cost its points there.
+    """
+    try:
+        check()
+        return
+    except Exception as error:  # not BaseException: a timeout must still stop the cell
+        first = error
+    if not references:
+        raise first
+    namespace, missing = globals(), object()
+    saved = {name: namespace.get(name, missing) for name in references}
+    namespace.update(references)
+    try:
+        check()
+        passed = True
+    except Exception:
+        passed = False
+    finally:
+        for name, value in saved.items():
+            if value is missing:
+                namespace.pop(name, None)
+            else:
+                namespace[name] = value
+    if not passed:
+        raise first
+    print(f"Passed with a correct {' and '.join(references)} in place of yours: your answer here is right, "
+          f"and the mistake ({type(first).__name__}: {str(first).splitlines()[0] if str(first) else ''}) "
+          "lies in that earlier exercise.")
 
 # %% [markdown] nbgrader={"grade": false, "grade_id": "sdpa_md", "locked": true, "schema_version": 3, "solution": false}
 # ## 1. Scaled dot-product attention (4 points)
@@ -138,31 +236,42 @@ expect_close(w[1], [0.5, 0.0, 0.5], "weights of query 1 when key 1 is masked out
 ### BEGIN HIDDEN TESTS
 import torch.nn.functional as F
 
+
+def _sdpa_oracle(Q, K, V, mask=None):
+    """The tests' own attention (torch), for the tests of later exercises whose answers call it."""
+    Q, K, V = (torch.as_tensor(np.asarray(a, dtype=float)) for a in (Q, K, V))
+    scores = Q @ K.transpose(-2, -1) / math.sqrt(Q.shape[-1])
+    if mask is not None:
+        scores = scores.masked_fill(~torch.as_tensor(np.asarray(mask, dtype=bool)), float("-inf"))
+    weights = torch.nan_to_num(torch.softmax(scores, dim=-1), nan=0.0)
+    return (weights @ V).numpy(), weights.numpy()
+
+
 rng = np.random.default_rng(0)
 for batch, m, n, d_k, d_v in [((), 3, 5, 4, 2), ((2,), 4, 4, 8, 8), ((2, 3), 1, 6, 3, 5), ((), 1, 1, 2, 3)]:
     Q, K, V = rng.normal(size=batch + (m, d_k)), rng.normal(size=batch + (n, d_k)), rng.normal(size=batch + (n, d_v))
     mask = rng.random(batch + (m, n)) < 0.7
-    mask[..., 0] = True  # every query may attend to some key: torch gives nan otherwise
+    mask[..., 0] = True  # every query may attend to some key: for a fully masked query torch's SDPA is not our contract
     for name, msk in [("no mask", None), ("a random mask", mask)]:
-        out, w = scaled_dot_product_attention(Q, K, V, msk)
+        with recorded_warnings() as warned:
+            out, w = scaled_dot_product_attention(Q, K, V, msk)
         t = [torch.from_numpy(a) for a in (Q, K, V)]
         oracle = F.scaled_dot_product_attention(*t, attn_mask=None if msk is None else torch.from_numpy(msk))
         expect_close(out, oracle.numpy(), f"the output for batch {batch}, m={m}, n={n}, d_k={d_k}, d_v={d_v}, {name}, "
-                     "compared with torch's scaled_dot_product_attention", atol=1e-5, rtol=1e-5)
+                     "compared with torch's scaled_dot_product_attention", atol=1e-5, rtol=1e-5, warned=warned)
 ### END HIDDEN TESTS
 
 # %% nbgrader={"grade": true, "grade_id": "test_scaled_dot_product_attention_masks", "locked": true, "points": 1, "schema_version": 3, "solution": false}
-# Hidden tests: mask polarity, fully masked rows, broadcasting masks, no warnings.
+# Hidden tests: mask polarity, fully masked rows, broadcasting masks.
 ### BEGIN HIDDEN TESTS
 rng = np.random.default_rng(1)
 Q, K, V = rng.normal(size=(3, 4)), rng.normal(size=(5, 4)), rng.normal(size=(5, 2))
 mask = np.array([[True, True, False, False, False], [False, False, False, False, False], [True, True, True, True, True]])
-with warnings.catch_warnings():
-    warnings.simplefilter("error")
+with recorded_warnings() as warned:
     out, w = scaled_dot_product_attention(Q, K, V, mask)
-expect_close(w[1], np.zeros(5), "weights of a query whose keys are all masked (must be zeros, not nan)")
-expect_close(out[1], np.zeros(2), "output of a query whose keys are all masked (must be a zero vector)")
-flipped_w = softmax(np.where(mask, -np.inf, Q @ K.T / 2.0))
+expect_close(w[1], np.zeros(5), "weights of a query whose keys are all masked (must be zeros, not nan)", warned=warned)
+expect_close(out[1], np.zeros(2), "output of a query whose keys are all masked (must be a zero vector)", warned=warned)
+flipped_w = _given_softmax(np.where(mask, -np.inf, Q @ K.T / 2.0))
 assert not np.allclose(w[0], flipped_w[0]), (
     "the weights of query 0 put weight on exactly the keys the mask forbids: "
     "True means 'may attend', so mask out the keys where the mask is False.")
@@ -181,7 +290,7 @@ assert np.all(w[1, :, 2:] == 0), "the (2, 1, 5) padding mask must hide keys 2 to
 
 # %% nbgrader={"grade": true, "grade_id": "test_scaled_dot_product_attention_properties", "locked": true, "points": 1, "schema_version": 3, "solution": false}
 # Hidden tests (hypothesis): weights sum to 1 over the allowed keys; permuting keys and values together changes
-# nothing; extra masked-out keys change nothing; the scale is 1 / sqrt(d_k).
+# nothing; extra masked-out keys change nothing.
 ### BEGIN HIDDEN TESTS
 from hypothesis import given, settings, HealthCheck
 from hypothesis import strategies as st
@@ -191,7 +300,7 @@ shapes = st.tuples(st.integers(1, 5), st.integers(1, 6), st.integers(1, 6), st.i
 
 @settings(max_examples=40, deadline=None, database=None, suppress_health_check=list(HealthCheck))
 @given(shapes)
-def check(args):
+def check_properties(args):
     m, n, d_k, d_v, seed = args
     rng = np.random.default_rng(seed)
     Q, K, V = rng.normal(size=(m, d_k)) * 3, rng.normal(size=(n, d_k)) * 3, rng.normal(size=(n, d_v))
@@ -209,11 +318,10 @@ def check(args):
     extra_K, extra_V = np.vstack([K, rng.normal(size=(2, d_k)) * 100]), np.vstack([V, rng.normal(size=(2, d_v)) * 100])
     out_x, _ = scaled_dot_product_attention(Q, extra_K, extra_V, np.hstack([mask, np.zeros((m, 2), bool)]))
     expect_close(out_x, out, "the output after appending two masked-out keys (masked keys must change nothing)")
-    s = Q @ K.T / np.sqrt(d_k)
-    expect_close(w, softmax(np.where(mask, s, -np.inf)), f"the weights (scores must be divided by sqrt(d_k) = {np.sqrt(d_k):.3g})")
 
 
-check()
+with recorded_warnings():
+    check_properties()
 ### END HIDDEN TESTS
 
 # %% [markdown] nbgrader={"grade": false, "grade_id": "causal_md", "locked": true, "schema_version": 3, "solution": false}
@@ -250,10 +358,10 @@ for n in range(1, 10):
     assert np.array_equal(got, cols <= rows), f"causal_mask({n}) must be True exactly where key <= query"
 rng = np.random.default_rng(2)
 X = rng.normal(size=(6, 4))
-out, _ = scaled_dot_product_attention(X, X, X, causal_mask(6))
+out, _ = _sdpa_oracle(X, X, X, np.asarray(causal_mask(6), dtype=bool))
 X2 = X.copy()
 X2[4:] = rng.normal(size=(2, 4)) * 10
-out2, _ = scaled_dot_product_attention(X2, X2, X2, causal_mask(6))
+out2, _ = _sdpa_oracle(X2, X2, X2, np.asarray(causal_mask(6), dtype=bool))
 expect_close(out2[:4], out[:4], "outputs at positions 0-3 after changing tokens 4 and 5 (a causal model must not see the future)")
 ### END HIDDEN TESTS
 
@@ -282,30 +390,43 @@ def self_attention(X, W_q, W_k, W_v, mask=None):
 
 # %% nbgrader={"grade": true, "grade_id": "test_self_attention", "locked": true, "points": 1, "schema_version": 3, "solution": false}
 # Visible test: shapes, and identity projections give attention of X with itself.
-rng = np.random.default_rng(3)
-X = rng.normal(size=(4, 3))
-out, w = self_attention(X, np.eye(3), np.eye(3), np.eye(3))
-expect_shape(out, (4, 3), "the output for X (4, 3)")
-expect_shape(w, (4, 4), "the weights for 4 tokens")
-expect_close(w, softmax(X @ X.T / np.sqrt(3)), "the weights with identity projections: softmax(X X^T / sqrt(3))")
+def check_self_attention():
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(4, 3))
+    out, w = self_attention(X, np.eye(3), np.eye(3), np.eye(3))
+    expect_shape(out, (4, 3), "the output for X (4, 3)")
+    expect_shape(w, (4, 4), "the weights for 4 tokens")
+    expect_close(w, _given_softmax(X @ X.T / np.sqrt(3)), "the weights with identity projections: softmax(X X^T / sqrt(3))")
+
+
+references = {}  # the grader puts a correct scaled_dot_product_attention here
+### BEGIN HIDDEN TESTS
+references = {"scaled_dot_product_attention": _sdpa_oracle}
+### END HIDDEN TESTS
+retry_with_reference(check_self_attention, references)
 
 # %% nbgrader={"grade": true, "grade_id": "test_self_attention_projections", "locked": true, "points": 1, "schema_version": 3, "solution": false}
 # Hidden tests: rectangular projections (d_k != d_v != d_model), batch axes, masks, and permutation equivariance.
 ### BEGIN HIDDEN TESTS
-rng = np.random.default_rng(4)
-X = rng.normal(size=(2, 5, 6))
-W_q, W_k, W_v = rng.normal(size=(6, 3)), rng.normal(size=(6, 3)), rng.normal(size=(6, 2))
-mask = causal_mask(5)
-out, w = self_attention(X, W_q, W_k, W_v, mask)
-expect_shape(out, (2, 5, 2), "the output for X (2, 5, 6), d_k = 3, d_v = 2")
-Q, K, V = (X @ W for W in (W_q, W_k, W_v))
-s = np.where(mask, Q @ np.swapaxes(K, -1, -2) / np.sqrt(3), -np.inf)
-expect_close(w, softmax(s), "the weights (Q = X W_q, K = X W_k, scaled by sqrt(d_k) = sqrt(3), causal mask)")
-expect_close(out, softmax(s) @ V, "the output (weights @ X W_v)")
-perm = rng.permutation(5)
-out_p, _ = self_attention(X[:, perm], W_q, W_k, W_v)
-out_0, _ = self_attention(X, W_q, W_k, W_v)
-expect_close(out_p, out_0[:, perm], "the output for permuted tokens (without positions, self-attention is permutation equivariant)")
+def check_self_attention_projections():
+    rng = np.random.default_rng(4)
+    X = rng.normal(size=(2, 5, 6))
+    W_q, W_k, W_v = rng.normal(size=(6, 3)), rng.normal(size=(6, 3)), rng.normal(size=(6, 2))
+    mask = np.tril(np.ones((5, 5), dtype=bool))
+    out, w = self_attention(X, W_q, W_k, W_v, mask)
+    expect_shape(out, (2, 5, 2), "the output for X (2, 5, 6), d_k = 3, d_v = 2")
+    Q, K, V = (X @ W for W in (W_q, W_k, W_v))
+    s = np.where(mask, Q @ np.swapaxes(K, -1, -2) / np.sqrt(3), -np.inf)
+    expect_close(w, _given_softmax(s), "the weights (Q = X W_q, K = X W_k, scaled by sqrt(d_k) = sqrt(3), causal mask)")
+    expect_close(out, _given_softmax(s) @ V, "the output (weights @ X W_v)")
+    perm = rng.permutation(5)
+    out_p, _ = self_attention(X[:, perm], W_q, W_k, W_v)
+    out_0, _ = self_attention(X, W_q, W_k, W_v)
+    expect_close(out_p, out_0[:, perm], "the output for permuted tokens (without positions, self-attention is "
+                 "permutation equivariant)")
+
+
+retry_with_reference(check_self_attention_projections, {"scaled_dot_product_attention": _sdpa_oracle})
 ### END HIDDEN TESTS
 
 # %% [markdown] nbgrader={"grade": false, "grade_id": "pe_md", "locked": true, "schema_version": 3, "solution": false}
@@ -375,8 +496,13 @@ assert np.allclose(pe[3] @ pe[10], pe[13] @ pe[20]), "PE[p] . PE[p + 7] must be 
 #    features: shape `(B, num_heads, T, d_head)`;
 # 3. run scaled dot-product attention in every head (scale $1/\sqrt{d_\text{head}}$);
 #    a mask of shape `(T, T)` or `(B, T, T)`, **True = may attend**, applies to
-#    every head; a fully masked query gets zero weights (no `nan`, also in
-#    the gradients);
+#    every head; a fully masked query gets zero weights, and the gradients
+#    stay finite. Finite gradients are required (and graded in a cell of their
+#    own) because batches often hold a padded position that may attend to
+#    nothing, and one `nan` gradient turns every parameter into `nan` at the
+#    next optimizer step. Softmax of a row of only $-\infty$ is `nan`, and its
+#    gradient flows back through anything *added* to the scores: give such
+#    rows finite scores (`masked_fill`, `torch.where`) and zero their weights;
 # 4. merge the heads back to `(B, T, d_model)` and apply `self.out`, an
 #    `nn.Linear(d_model, d_model)`.
 #
@@ -433,9 +559,9 @@ expect_shape(out, (3, 5, 8), "the output for x (3, 5, 8)")
 expect_shape(w, (3, 2, 5, 5), "the weights (batch, heads, queries, keys)")
 expect_close(w.sum(-1), torch.ones(3, 2, 5), "the sum of each head's weights over the keys")
 
-# %% nbgrader={"grade": true, "grade_id": "test_MultiHeadSelfAttention_torch", "locked": true, "points": 2, "schema_version": 3, "solution": false}
+# %% nbgrader={"grade": true, "grade_id": "test_MultiHeadSelfAttention_torch", "locked": true, "points": 1, "schema_version": 3, "solution": false}
 # Hidden tests: equality with nn.MultiheadAttention (float64, 1e-5) without and with masks of shape (T, T) and
-# (B, T, T); fully masked rows; finite gradients; length 1.
+# (B, T, T), and for length 1.
 ### BEGIN HIDDEN TESTS
 torch.manual_seed(1)
 for d_model, heads, B, T in [(8, 2, 2, 5), (12, 3, 1, 4), (6, 1, 3, 1), (16, 4, 2, 7)]:
@@ -449,9 +575,10 @@ for d_model, heads, B, T in [(8, 2, 2, 5), (12, 3, 1, 4), (6, 1, 3, 1), (16, 4, 
     x = torch.randn(B, T, d_model, dtype=torch.float64)
     causal = torch.tril(torch.ones(T, T, dtype=torch.bool))
     per_item = torch.rand(B, T, T) < 0.6
-    per_item[..., 0] = True
+    per_item[..., 0] = True  # every query may attend to some key: nn.MultiheadAttention gives nan otherwise
     for name, mask in [("no mask", None), ("a causal (T, T) mask", causal), ("a (B, T, T) mask", per_item)]:
-        out, w = mine(x, mask)
+        with torch.no_grad():
+            out, w = mine(x, mask)
         if mask is causal and T > 1 and float(w.detach()[..., 0, 1:].sum()) > 0:
             raise AssertionError(
                 "under the causal mask, query 0 attends to later keys: the mask is flipped. In this course mask True "
@@ -460,19 +587,42 @@ for d_model, heads, B, T in [(8, 2, 2, 5), (12, 3, 1, 4), (6, 1, 3, 1), (16, 4, 
             ref_mask = None
         else:
             ref_mask = ~(mask if mask.dim() == 2 else mask.repeat_interleave(heads, dim=0))
-        ref_out, ref_w = ref(x, x, x, attn_mask=ref_mask, need_weights=True, average_attn_weights=False)
+        with torch.no_grad():
+            ref_out, ref_w = ref(x, x, x, attn_mask=ref_mask, need_weights=True, average_attn_weights=False)
         expect_close(w, ref_w, f"the weights for d_model={d_model}, {heads} heads, T={T}, {name}, "
                      "compared with nn.MultiheadAttention (check the head split and the 1/sqrt(d_head) scale)", atol=1e-5, rtol=1e-5)
         expect_close(out, ref_out, f"the output for d_model={d_model}, {heads} heads, T={T}, {name}, "
                      "compared with nn.MultiheadAttention given the same parameters", atol=1e-5, rtol=1e-5)
+### END HIDDEN TESTS
+
+# %% nbgrader={"grade": true, "grade_id": "test_MultiHeadSelfAttention_fully_masked", "locked": true, "points": 0.5, "schema_version": 3, "solution": false}
+# Hidden test: a query that may attend to nothing gets zero weights in every head (not nan, not uniform).
+### BEGIN HIDDEN TESTS
+torch.manual_seed(2)
+mine = MultiHeadSelfAttention(8, 2).double()
+mask = torch.ones(2, 4, 4, dtype=torch.bool)
+mask[0, 1] = False  # query 1 of batch item 0 may attend to nothing
+with torch.no_grad():
+    out, w = mine(torch.randn(2, 4, 8, dtype=torch.float64), mask)
+expect_close(w[0, :, 1], torch.zeros(2, 4), "the weights of a fully masked query (must be zeros in every head, not nan)")
+expect_close(w[1].sum(-1), torch.ones(2, 4), "the weight sums of batch item 1, whose queries may all attend")
+assert torch.isfinite(out).all(), "the output contains nan or inf when a query is fully masked"
+### END HIDDEN TESTS
+
+# %% nbgrader={"grade": true, "grade_id": "test_MultiHeadSelfAttention_gradients", "locked": true, "points": 0.5, "schema_version": 3, "solution": false}
+# Hidden test: gradients stay finite when a query is fully masked (so such a batch can still be trained on).
+### BEGIN HIDDEN TESTS
+torch.manual_seed(3)
 mine = MultiHeadSelfAttention(8, 2).double()
 x = torch.randn(2, 4, 8, dtype=torch.float64, requires_grad=True)
 mask = torch.ones(4, 4, dtype=torch.bool)
 mask[1] = False  # query 1 may attend to nothing
 out, w = mine(x, mask)
-expect_close(w[:, :, 1], torch.zeros(2, 2, 4), "the weights of a fully masked query (must be zeros, not nan)")
 out.sum().backward()
-assert torch.isfinite(x.grad).all(), "gradients must stay finite when a query is fully masked (nan came back through softmax)"
+bad = [name for name, t in [("x", x)] + list(mine.named_parameters()) if t.grad is None or not torch.isfinite(t.grad).all()]
+assert not bad, (
+    f"the gradients with respect to {', '.join(bad)} are not finite when a query is fully masked: nan came back through "
+    "softmax. Give a fully masked row finite scores (masked_fill or torch.where, not an added -inf), then zero its weights.")
 ### END HIDDEN TESTS
 
 # %% [markdown] nbgrader={"grade": false, "grade_id": "design_md", "locked": true, "schema_version": 3, "solution": false}
@@ -484,11 +634,20 @@ assert torch.isfinite(x.grad).all(), "gradients must stay finite when a query is
 # that in `self_attention(E, W_q_design, W_k_design, np.eye(8))` the query of
 # **"sat"** (row `SAT` = 3) puts its two largest weights on **"cat"** (column
 # `CAT` = 2) and **"mat"** (column `MAT` = 6), together at least 0.8 of its
-# weight. Any design that does this
-# earns the points. Hint: the score of query $i$ and key $j$ is
-# $\mathbf{e}_i W_q W_k^\top \mathbf{e}_j^\top / \sqrt{8}$; what matrix
-# $W_q W_k^\top$ makes $\mathbf{e}_\text{sat}$ score high against
-# $\mathbf{e}_\text{cat}$ and $\mathbf{e}_\text{mat}$?
+# weight. Any design that does this earns the points.
+#
+# Hint: the score of query $i$ and key $j$ is
+# $\mathbf{e}_i W_q W_k^\top \mathbf{e}_j^\top / \sqrt{8}$. With
+# $W_k = I$, the scores of "sat" are $E\,\mathbf{u} / \sqrt{8}$, where
+# $\mathbf{u} = \mathbf{e}_\text{sat} W_q$ is the query vector of "sat". The
+# embeddings are random, so they are *not* orthogonal: the tempting
+# $\mathbf{u} \propto \mathbf{e}_\text{cat} + \mathbf{e}_\text{mat}$ also scores
+# high against words whose embeddings resemble those (try it). Instead, decide
+# the score you want against each of the six distinct words (high for "cat"
+# and "mat", 0 for the others) and find a $\mathbf{u}$ that gives exactly these
+# scores: that is a linear system with 6 equations and 8 unknowns
+# (`np.linalg.lstsq` solves it). Then choose a $W_q$ that maps
+# $\mathbf{e}_\text{sat}$ to $\mathbf{u}$.
 
 # %% nbgrader={"grade": false, "grade_id": "design_setup", "locked": true, "schema_version": 3, "solution": false}
 tokens = ["The", "gray", "cat", "sat", "on", "the", "mat"]
@@ -581,8 +740,18 @@ def zeros_attention(Q, K, V, mask=None):
     return np.zeros(np.shape(Q)[:-1] + np.shape(V)[-1:]), np.zeros(np.shape(Q)[:-1] + np.shape(K)[-2:-1])
 
 
-assert check_attention(torch_attention) is True, "check_attention rejects a correct implementation"
-assert check_attention(zeros_attention) is False, "check_attention accepts an implementation that returns zeros"
+def check_check_attention():
+    with recorded_warnings():
+        verdicts = check_attention(torch_attention), check_attention(zeros_attention)
+    assert bool(verdicts[0]), "check_attention rejects a correct implementation"
+    assert not bool(verdicts[1]), "check_attention accepts an implementation that returns zeros"
+
+
+references = {}  # the grader puts a correct scaled_dot_product_attention here
+### BEGIN HIDDEN TESTS
+references = {"scaled_dot_product_attention": _sdpa_oracle}
+### END HIDDEN TESTS
+retry_with_reference(check_check_attention, references)
 
 # %% nbgrader={"grade": true, "grade_id": "test_check_attention_bug_no_scale", "locked": true, "points": 0.5, "schema_version": 3, "solution": false}
 # Hidden tests: each of the following cells is one hidden buggy implementation (0.5 points each), scored only if
@@ -597,7 +766,7 @@ def _buggy(scale=lambda d: 1 / math.sqrt(d), axis=-1, flip=False, mask_after=Fal
         if mask is not None and not mask_after:
             m = np.asarray(mask, dtype=bool)
             s = np.where(~m if flip else m, s, -np.inf)
-        w = softmax(s, axis=axis)
+        w = _given_softmax(s, axis=axis)
         if mask is not None and mask_after:
             w = w * np.asarray(mask, dtype=bool)
         return w @ V, w
@@ -605,12 +774,15 @@ def _buggy(scale=lambda d: 1 / math.sqrt(d), axis=-1, flip=False, mask_after=Fal
 
 
 def _expect_caught(bug, fn):
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # buggy code may warn; that is not the student's fault
-        accepts_correct = check_attention(_buggy())
-        verdict = check_attention(fn)
-    assert accepts_correct is True, "check_attention rejects a correct implementation, so it earns nothing for bugs"
-    assert verdict is False, f"check_attention accepts an implementation with a bug: {bug}"
+    """check_attention accepts the correct implementation and rejects `fn` (truth by value: np.bool_ is fine)."""
+    def check():
+        with recorded_warnings():  # buggy code may warn; that is not the student's fault
+            accepts_correct = check_attention(_buggy())
+            verdict = check_attention(fn)
+        assert bool(accepts_correct), "check_attention rejects a correct implementation, so it earns nothing for bugs"
+        assert not bool(verdict), f"check_attention accepts an implementation with a bug: {bug}"
+
+    retry_with_reference(check, {"scaled_dot_product_attention": _sdpa_oracle})
 
 
 _expect_caught("no scaling by 1 / sqrt(d_k)", _buggy(scale=lambda d: 1.0))
