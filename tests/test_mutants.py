@@ -9,6 +9,13 @@ from conftest import mutants
 
 MUTANTS = mutants()
 
+# Where a wrong answer unavoidably costs points outside its own cells, and why. Each entry is checked to still
+# cost elsewhere, so the list cannot silently go stale.
+COSTS_ELSEWHERE = {
+    ("01-weighted-sum", "weighted_average", "sum_over_first_axis"):
+        "the student's own exercise-9 cell raises on it, so there is no validation_mse to grade",
+}
+
 
 @pytest.mark.parametrize(("assignment", "grade_id", "path"), MUTANTS, ids=[f"{a}::{g}/{p.stem}" for a, g, p in MUTANTS])
 def test_mutant_loses_points(graded, assignment, grade_id, path):
@@ -21,6 +28,19 @@ def test_mutant_loses_points(graded, assignment, grade_id, path):
     assert score < full, f"mutant {path.name} of {grade_id} scores full marks ({score}/{full}) on {cells}"
     # A lost point comes with a message that says what is wrong.
     assert all(r["message"] for r in rows if r["status"] != "passed")
+
+
+@pytest.mark.parametrize(("assignment", "grade_id", "path"), MUTANTS, ids=[f"{a}::{g}/{p.stem}" for a, g, p in MUTANTS])
+def test_a_mistake_costs_points_only_in_its_own_cells(graded, assignment, grade_id, path):
+    student = mutant_student(grade_id, path)
+    all_cells = graded_cell_ids(assignment)
+    own = set(cells_checking(grade_id, all_cells))
+    elsewhere = [c for c in all_cells if c not in own
+                 and float(graded["scores"][(student, assignment, c)]["score"]) < float(graded["scores"][(student, assignment, c)]["max_score"])]
+    if (assignment, grade_id, path.stem) in COSTS_ELSEWHERE:
+        assert elsewhere, f"{path.name} no longer costs points elsewhere: remove it from COSTS_ELSEWHERE"
+    else:
+        assert not elsewhere, f"the mistake {path.name} in {grade_id} also costs points in {elsewhere}"
 
 
 @pytest.mark.parametrize("assignment", assignment_ids())
