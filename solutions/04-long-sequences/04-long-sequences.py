@@ -260,6 +260,10 @@ assert peak < 4 * 2**20, (
 #   over every key in the cache, with scale $1/\sqrt{d_k}$;
 # - `len(cache)` is the number of cached tokens.
 #
+# Growing arrays with `np.vstack` copies the whole cache at every append;
+# real caches allocate their rows ahead and write one row per token. Both are
+# accepted here.
+#
 # Then `incremental_self_attention(X, W_q, W_k, W_v)` generates the outputs one
 # token at a time: for each row $\mathbf{x}_t$ of `X (n, d_model)`, append its key
 # $\mathbf{x}_t W_k$ and value $\mathbf{x}_t W_v$, then attend with its query
