@@ -544,11 +544,13 @@ retry_with_reference(check_attention_pool_properties, {"softmax": _softmax_oracl
 # (1964) estimate $f(x)$ at a query $x$ by a weighted average of the $y_j$, with
 # weights given by a kernel of the distance $x - x_j$:
 #
-# $$\hat f(x) = \sum_{j=1}^{n} \frac{K\!\left(\frac{x - x_j}{\sigma}\right)}{\sum_{l=1}^{n} K\!\left(\frac{x - x_l}{\sigma}\right)}\, y_j,
-# \qquad K(u) = \exp(-u^2 / 2).$$
+# $$\hat f(x) = \sum_{j=1}^{n} \frac{\kappa\!\left(\frac{x - x_j}{\sigma}\right)}{\sum_{l=1}^{n} \kappa\!\left(\frac{x - x_l}{\sigma}\right)}\, y_j,
+# \qquad \kappa(u) = \exp(-u^2 / 2),$$
 #
-# This is attention pooling: the query is $x$, the keys are the $x_j$, the
-# values the $y_j$, and the score is the Gaussian score of exercise 5. Write
+# with the Gaussian kernel $\kappa$ and the bandwidth $\sigma$ (the argument
+# `bandwidth`). This is attention pooling: the query is $x$, the keys are the
+# $x_j$, the values the $y_j$, and the score is the Gaussian score of exercise
+# 5. Write
 # `nadaraya_watson(x_query, x_train, y_train, bandwidth)` for 1-D arrays of
 # shapes `(m,)`, `(n,)`, `(n,)`, returning `(m,)`, by calling `attention_pool`
 # (reshape the 1-D arrays to `(m, 1)` and `(n, 1)`).
@@ -629,49 +631,75 @@ retry_with_reference(check_nadaraya_watson_oracle, {
 # $\operatorname{softmax}(\mathbf{s} / T)$, changes how peaked the weights are
 # without changing their order.
 #
-# **First predict.** Without running anything, say what the weights of
-# `scores = [2.0, 1.0, 0.5, -1.0]` approach as $T \to 0$ and as $T \to \infty$.
-# Set each of `prediction_cold` and `prediction_hot` to one of the strings
-# `"one-hot"` (all the weight on the largest score), `"uniform"` (equal
-# weights) or `"unchanged"` (the same as at $T = 1$).
+# **First predict.** Without running anything, work out what the weights
+# `softmax(scores / T)` of the `scores` below tend to as $T \to 0$ (from above)
+# and as $T \to \infty$. Set `limit_cold` and `limit_hot` to NumPy arrays of
+# the limit weights, one per score (the exact limits; the tests allow an error
+# of `1e-6`).
 #
-# **Then measure.** Set `max_weights` to a NumPy array with, for each
-# temperature in `temperatures`, the largest weight of
-# `softmax(scores / T)`, computed with your `softmax`. Check that your
-# measurement agrees with your prediction.
+# **Then measure.** Set `weights_by_temperature` to an array of shape
+# `(len(temperatures), len(scores))` whose row `t` is
+# `softmax(scores / temperatures[t])`, computed with your `softmax`. Compare its
+# first and last rows with your predictions: if they disagree, find out which
+# of the two is wrong.
 
 # %% nbgrader={"grade": false, "grade_id": "temperature_setup", "locked": true, "schema_version": 3, "solution": false}
-scores = np.array([2.0, 1.0, 0.5, -1.0])
+scores = np.array([1.0, 3.0, -0.5, 3.0, 2.5])
 temperatures = np.array([0.01, 0.1, 0.5, 1.0, 2.0, 10.0, 100.0])
 
 # %% nbgrader={"grade": false, "grade_id": "temperature", "locked": false, "schema_version": 3, "solution": true}
 ### BEGIN SOLUTION
-prediction_cold = "one-hot"
-prediction_hot = "uniform"
-max_weights = np.array([softmax(scores / t).max() for t in temperatures])
+# The scores at indices 1 and 3 tie for the largest: their weights stay equal at every T, so as T -> 0 they share all of it.
+is_max = scores == scores.max()
+limit_cold = is_max / is_max.sum()
+limit_hot = np.full(scores.shape, 1 / scores.size)
+weights_by_temperature = np.array([softmax(scores / t) for t in temperatures])
 ### END SOLUTION
 
-# %% nbgrader={"grade": true, "grade_id": "test_temperature", "locked": true, "points": 2, "schema_version": 3, "solution": false}
-# Visible test: the answers have the right form.
-choices = ("one-hot", "uniform", "unchanged")
-assert prediction_cold in choices, f"prediction_cold must be one of {choices}, not {prediction_cold!r}."
-assert prediction_hot in choices, f"prediction_hot must be one of {choices}, not {prediction_hot!r}."
-expect_shape(max_weights, temperatures.shape, "max_weights (one number per temperature)")
-# Hidden tests: the measurement and the predictions are right.
+# %% nbgrader={"grade": true, "grade_id": "test_temperature", "locked": true, "points": 1, "schema_version": 3, "solution": false}
+# Visible test: the measurement has the right shape.
+expect_shape(weights_by_temperature, (temperatures.size, scores.size),
+             "weights_by_temperature (one row per temperature, one column per score)")
+# Hidden tests: the measurement is right.
 ### BEGIN HIDDEN TESTS
-oracle = []
-for t in temperatures:
-    e = np.exp((scores - scores.max()) / t)
-    oracle.append((e / e.sum()).max())
-expect_close(max_weights, oracle, "max_weights (the largest entry of softmax(scores / T) for each T in temperatures)")
-assert prediction_cold == "one-hot", (
-    f"prediction_cold is {prediction_cold!r}, but max_weights[0] = {max_weights[0]:.3f} at T = 0.01: "
-    "as T -> 0 the largest score takes all the weight."
-)
-assert prediction_hot == "uniform", (
-    f"prediction_hot is {prediction_hot!r}, but max_weights[-1] = {max_weights[-1]:.3f} at T = 100, "
-    f"close to 1 / {scores.size}: as T -> infinity all scores look alike."
-)
+_oracle = np.exp((scores[None, :] - scores.max()) / temperatures[:, None])
+_oracle /= _oracle.sum(axis=1, keepdims=True)
+_measured = np.asarray(weights_by_temperature, dtype=float)
+try:
+    with recorded_warnings():
+        _yours = np.array([softmax(scores / t) for t in temperatures], dtype=float)
+except Exception:
+    _yours = None
+# Measured right with your own softmax, which is wrong: that mistake costs its points in exercise 1 only.
+if (_yours is not None and _yours.shape == _oracle.shape and not np.allclose(_yours, _oracle)
+        and _measured.shape == _yours.shape and np.allclose(_measured, _yours, equal_nan=True)):
+    print("Your measurement matches your own softmax; the difference from the true weights lies in softmax.")
+else:
+    expect_close(weights_by_temperature, _oracle,
+                 "weights_by_temperature (row t is softmax(scores / temperatures[t]), over the scores)")
+### END HIDDEN TESTS
+
+# %% nbgrader={"grade": true, "grade_id": "test_temperature_cold", "locked": true, "points": 0.5, "schema_version": 3, "solution": false}
+# Visible test: the prediction has the right shape.
+expect_shape(limit_cold, scores.shape, "limit_cold (one weight per score)")
+# Hidden test: the limit T -> 0.
+### BEGIN HIDDEN TESTS
+_got = np.asarray(limit_cold, dtype=float)
+assert np.allclose(_got, [0.0, 0.5, 0.0, 0.5, 0.0], rtol=0.0, atol=1e-6), (
+    f"limit_cold is {np.round(_got, 4).tolist()}, not the weights as T -> 0. The largest score takes all the weight "
+    "in the limit, but two scores tie for the largest here (3.0, at indices 1 and 3): the ratio of their weights is "
+    "exp((3 - 3) / T) = 1 at every temperature, so they share the weight equally.")
+### END HIDDEN TESTS
+
+# %% nbgrader={"grade": true, "grade_id": "test_temperature_hot", "locked": true, "points": 0.5, "schema_version": 3, "solution": false}
+# Visible test: the prediction has the right shape.
+expect_shape(limit_hot, scores.shape, "limit_hot (one weight per score)")
+# Hidden test: the limit T -> infinity.
+### BEGIN HIDDEN TESTS
+_got = np.asarray(limit_hot, dtype=float)
+assert np.allclose(_got, np.full(5, 0.2), rtol=0.0, atol=1e-6), (
+    f"limit_hot is {np.round(_got, 4).tolist()}, not the weights as T -> infinity: every score / T tends to 0, "
+    "so every weight tends to the same value, 1 / 5 (weights measured at a finite T are close to it, but not the limit).")
 ### END HIDDEN TESTS
 
 # %% [markdown] nbgrader={"grade": false, "grade_id": "bandwidth_md", "locked": true, "schema_version": 3, "solution": false}

@@ -292,10 +292,15 @@ expect_close(got, [[1.0, 0.0], [1.0, 0.0]], "masked_softmax with a mask of shape
 # keys `(B, n, d_k)`, values `(B, n, d_v)` and an optional boolean mask of
 # shape `(B, m, n)` or `(B, 1, n)`, and returns `(output (B, m, d_v), weights (B, m, n))`.
 # Use only PyTorch operations so gradients flow, and make sure a fully masked
-# query gives zero weights **and finite gradients** (softmax of a row of
-# `-inf` is `nan`, and so is its gradient: give such rows finite scores before
-# softmax, then zero their weights). Note that `nn.Linear(a, b)` stores a
-# weight of shape `(b, a)` and computes `x @ weight.T`.
+# query gives zero weights **and finite gradients**. Softmax of a row of only
+# `-inf` is `nan`, and `nan * 0` is still `nan`: replace such weights (e.g.
+# with `torch.where`), do not multiply them by 0. The gradient at such a row is
+# `nan` too: `masked_fill` and `torch.where` pass no gradient to the entries
+# they replace, so it stops there, but an added bias of `-inf` (`scores + bias`)
+# passes it on to the parameters. Simplest: give fully masked rows finite
+# scores before softmax, then set their weights to 0. Note that
+# `nn.Linear(a, b)` stores a weight of shape `(b, a)` and computes
+# `x @ weight.T`.
 
 # %% nbgrader={"grade": false, "grade_id": "AdditiveAttention", "locked": false, "schema_version": 3, "solution": true}
 class AdditiveAttention(nn.Module):

@@ -251,7 +251,7 @@ rng = np.random.default_rng(0)
 for batch, m, n, d_k, d_v in [((), 3, 5, 4, 2), ((2,), 4, 4, 8, 8), ((2, 3), 1, 6, 3, 5), ((), 1, 1, 2, 3)]:
     Q, K, V = rng.normal(size=batch + (m, d_k)), rng.normal(size=batch + (n, d_k)), rng.normal(size=batch + (n, d_v))
     mask = rng.random(batch + (m, n)) < 0.7
-    mask[..., 0] = True  # every query may attend to some key: for a fully masked query torch's SDPA is not our contract
+    mask[..., 0] = True  # every query may attend to some key: only there does the contract ask to agree with torch
     for name, msk in [("no mask", None), ("a random mask", mask)]:
         with recorded_warnings() as warned:
             out, w = scaled_dot_product_attention(Q, K, V, msk)

@@ -174,25 +174,25 @@ def expect_close(actual, expected, what, atol=1e-8, rtol=1e-6, warned=()):
 # %% [markdown] nbgrader={"grade": false, "grade_id": "online_md", "locked": true, "schema_version": 3, "solution": false}
 # ## 1. The online softmax (3 points)
 #
-# Softmax needs the maximum $m = \max_j x_j$ (for stability) and the
-# normaliser $\ell = \sum_j e^{x_j - m}$ before it can output anything. The
+# Softmax needs the maximum $\mu = \max_j x_j$ (for stability) and the
+# normaliser $\ell = \sum_j e^{x_j - \mu}$ before it can output anything. The
 # online softmax computes both in **one pass** over chunks of $x$, keeping a
-# running maximum $m$ and a running normaliser $\ell$. When a chunk
-# $x^{(c)}$ arrives:
+# running maximum $\mu$ and a running normaliser $\ell$. When the chunk of
+# entries with indices in the set $J$ arrives:
 #
-# $$m' = \max\big(m, \max_j x^{(c)}_j\big),\qquad
-# \ell' = \ell\, e^{m - m'} + \sum_j e^{x^{(c)}_j - m'} .$$
+# $$\mu' = \max\big(\mu, \max_{j \in J} x_j\big),\qquad
+# \ell' = \ell\, e^{\mu - \mu'} + \sum_{j \in J} e^{x_j - \mu'} .$$
 #
-# The factor $e^{m - m'}$ rescales what was summed against the old maximum to
-# the new one. Start from $m = -\infty$, $\ell = 0$. At the end,
-# $\operatorname{softmax}(x)_j = e^{x_j - m} / \ell$.
+# The factor $e^{\mu - \mu'}$ rescales what was summed against the old maximum
+# to the new one. Start from $\mu = -\infty$, $\ell = 0$. At the end,
+# $\operatorname{softmax}(x)_j = e^{x_j - \mu} / \ell$.
 #
 # Write `online_softmax(x, chunk_size)`, returning the weights as a NumPy
 # array of length `len(x)`. Make one pass over the chunks `x[0:chunk_size]`,
-# `x[chunk_size:2*chunk_size]`, ... (the last may be shorter) to find $m$ and
+# `x[chunk_size:2*chunk_size]`, ... (the last may be shorter) to find $\mu$ and
 # $\ell$, then a second pass over the same chunks to write the weights.
 # Entries may be `-inf` (weight 0); if all are, return zeros. Careful: while
-# every entry seen so far is `-inf`, $m = -\infty$ and $e^{m - m'}$ may be
+# every entry seen so far is `-inf`, $\mu = -\infty$ and $e^{\mu - \mu'}$ may be
 # $e^{-\infty - (-\infty)}$.
 #
 # `x` is a 1-D NumPy array or a `ChunkReader` (given above), which stands for
@@ -281,14 +281,15 @@ for chunk_size in (1, 64, 300, 1000):
 # values $V$ `(n, d_v)`, `streaming_attention(Q, K, V, chunk_size)` must return
 # exactly `full_attention(Q, K, V)`, that is
 # $\operatorname{softmax}(QK^\top/\sqrt{d})V$, shape `(m, d_v)`, while never
-# holding more than `m × chunk_size` scores at a time. Keep, for every query
-# $i$, a running maximum $m_i$, a running normaliser $\ell_i$ and a running
-# *unnormalised* output $\mathbf{o}_i \in \mathbb{R}^{d_v}$. For each chunk
-# of keys $K_c$ and values $V_c$:
+# holding more than `m × chunk_size` scores at a time ($m$ is the number of
+# queries). Keep, for every query $i$, a running maximum $\mu_i$, a running
+# normaliser $\ell_i$ and a running *unnormalised* output
+# $\mathbf{o}_i \in \mathbb{R}^{d_v}$. For each chunk of keys $K_J$ and values
+# $V_J$ (the rows with indices in the set $J$):
 #
-# $$S = Q K_c^\top / \sqrt{d},\quad m_i' = \max(m_i, \max_j S_{ij}),\quad
-# \ell_i' = \ell_i e^{m_i - m_i'} + \sum_j e^{S_{ij} - m_i'},\quad
-# \mathbf{o}_i' = \mathbf{o}_i e^{m_i - m_i'} + \sum_j e^{S_{ij} - m_i'} \mathbf{v}_j .$$
+# $$S = Q K_J^\top / \sqrt{d},\quad \mu_i' = \max(\mu_i, \max_{j \in J} S_{ij}),\quad
+# \ell_i' = \ell_i e^{\mu_i - \mu_i'} + \sum_{j \in J} e^{S_{ij} - \mu_i'},\quad
+# \mathbf{o}_i' = \mathbf{o}_i e^{\mu_i - \mu_i'} + \sum_{j \in J} e^{S_{ij} - \mu_i'} \mathbf{v}_j .$$
 #
 # At the end the output is $\mathbf{o}_i / \ell_i$. Take chunks
 # `K[start:start + chunk_size]` (slices are views, they cost no memory), and
@@ -410,6 +411,10 @@ assert peak <= 64 * MiB, (
 #   over every key in the cache, with scale $1/\sqrt{d_k}$;
 # - `len(cache)` is the number of cached tokens.
 #
+# Growing arrays with `np.vstack` copies the whole cache at every append;
+# real caches allocate their rows ahead and write one row per token. Both are
+# accepted here.
+#
 # Then `incremental_self_attention(X, W_q, W_k, W_v)` generates the outputs one
 # token at a time: for each row $\mathbf{x}_t$ of `X (n, d_model)`, append its key
 # $\mathbf{x}_t W_k$ and value $\mathbf{x}_t W_v$, then attend with its query
@@ -422,26 +427,34 @@ class KVCache:
 
     def __init__(self, d_k, d_v):
         ### BEGIN SOLUTION
-        self.keys = np.zeros((0, d_k))
-        self.values = np.zeros((0, d_v))
+        # Preallocated rows, filled up to self.size: appending writes one row, where np.vstack
+        # would copy the whole cache for every token. The storage doubles when full.
+        self.keys = np.zeros((16, d_k))
+        self.values = np.zeros((16, d_v))
+        self.size = 0
         ### END SOLUTION
 
     def append(self, k, v):
         ### BEGIN SOLUTION
-        self.keys = np.vstack([self.keys, np.asarray(k, dtype=float)[None]])
-        self.values = np.vstack([self.values, np.asarray(v, dtype=float)[None]])
+        if self.size == len(self.keys):
+            self.keys = np.concatenate([self.keys, np.zeros_like(self.keys)])
+            self.values = np.concatenate([self.values, np.zeros_like(self.values)])
+        self.keys[self.size] = k
+        self.values[self.size] = v
+        self.size += 1
         ### END SOLUTION
 
     def attend(self, q):
         ### BEGIN SOLUTION
-        scores = self.keys @ np.asarray(q, dtype=float) / np.sqrt(self.keys.shape[1])
+        keys, values = self.keys[:self.size], self.values[:self.size]
+        scores = keys @ np.asarray(q, dtype=float) / np.sqrt(keys.shape[1])
         weights = np.exp(scores - scores.max())
-        return weights @ self.values / weights.sum()
+        return weights @ values / weights.sum()
         ### END SOLUTION
 
     def __len__(self):
         ### BEGIN SOLUTION
-        return self.keys.shape[0]
+        return self.size
         ### END SOLUTION
 
 

@@ -1,3 +1,3 @@
 # Forgets the 1 / sqrt(d_k) scale.
-# replace:  / np.sqrt(self.keys.shape[1])
+# replace:  / np.sqrt(keys.shape[1])
 # with:

@@ -1,5 +1,3 @@
 # Keeps only the latest key and value instead of appending.
-# replace: np.vstack([self.keys, np.asarray(k, dtype=float)[None]])
-# with: np.asarray(k, dtype=float)[None]
-# replace: np.vstack([self.values, np.asarray(v, dtype=float)[None]])
-# with: np.asarray(v, dtype=float)[None]
+# replace: self.keys[self.size] = k\n        self.values[self.size] = v\n        self.size += 1
+# with: self.keys[0] = k\n        self.values[0] = v\n        self.size = 1
