@@ -73,3 +73,14 @@ def test_bibliography_lists_the_cited_papers(book):
     text = page_text(book / "book" / "references.html")
     for author in ("Nadaraya", "Watson", "Vaswani", "Bridle"):
         assert author in text
+
+
+def test_maths_is_typeset_from_the_build_not_a_cdn(book):
+    """Offline readers (a train, an exam room) get typeset maths: MathJax is served from the book itself."""
+    pages = list(book.rglob("*.html"))
+    remote = [p for p in pages if re.search(r'<script[^>]+src="https?://[^"]*mathjax', p.read_text())]
+    assert not remote, f"pages that load MathJax from the network: {remote[:3]}"
+    local = [p for p in pages if 'src="../_static/mathjax/tex-mml-chtml.js' in p.read_text()]
+    assert local, "no page loads the MathJax served from _static/mathjax"
+    assert (book / "_static" / "mathjax" / "tex-mml-chtml.js").is_file()
+    assert list((book / "_static" / "mathjax" / "output" / "chtml" / "fonts" / "woff-v2").glob("*.woff"))
