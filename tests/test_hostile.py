@@ -111,10 +111,12 @@ def test_python_under_tmp_stays_visible_in_the_sandbox(tmp_path, monkeypatch):
 
 @pytest.mark.parametrize("student", sorted(TAMPERING))
 def test_tampering_earns_nothing(graded, student):
-    # Each scores exactly what the same wrong softmax scores without the tampering.
+    # None scores more, on any cell, than the same wrong softmax without the tampering (it may score less: a cell
+    # that retries attention_pool with a correct softmax still runs the tampering code first, and is caught).
     rows, honest = rows_of(graded, student), rows_of(graded, "wrong-softmax")
     assert all(float(rows[c]["score"]) == 0 for c in softmax_tests())
-    assert {c: r["score"] for c, r in rows.items()} == {c: r["score"] for c, r in honest.items()}
+    gained = [c for c in rows if float(rows[c]["score"]) > float(honest[c]["score"])]
+    assert not gained, f"{student} earns more than the honest wrong softmax on {gained}"
     assert score(graded, "wrong-softmax") < score(graded, "reference")
 
 
