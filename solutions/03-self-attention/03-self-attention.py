@@ -573,7 +573,7 @@ for d_model, heads, B, T in [(8, 2, 2, 5), (12, 3, 1, 4), (6, 1, 3, 1), (16, 4, 
         ref.out_proj.weight.copy_(mine.out.weight)
         ref.out_proj.bias.copy_(mine.out.bias)
     x = torch.randn(B, T, d_model, dtype=torch.float64)
-    causal = torch.ones(T, T, dtype=torch.bool).tril()
+    causal = torch.tril(torch.ones(T, T)).bool()
     per_item = torch.rand(B, T, T) < 0.6
     per_item[..., 0] = True  # every query may attend to some key: nn.MultiheadAttention gives nan otherwise
     for name, mask in [("no mask", None), ("a causal (T, T) mask", causal), ("a (B, T, T) mask", per_item)]:
