@@ -199,17 +199,18 @@ def apply_rope(x, positions=None, base=10000.0):
 
 # %% nbgrader={"grade": true, "grade_id": "test_apply_rope", "locked": true, "points": 1, "schema_version": 3, "solution": false}
 # Visible test: shape and dtype, the default positions, and one worked example.
-x = torch.tensor([[1.0, 0.0, 1.0, 0.0], [1.0, 0.0, 1.0, 0.0]])
-got = apply_rope(x)
-expect_shape(got, (2, 4), "apply_rope of a (2, 4) tensor")
-assert got.dtype == torch.float32, f"apply_rope must keep the dtype of x (float32 here), not return {got.dtype}"
+# (Names in test cells start with _, so that they never clash with yours.)
+_pairs = torch.tensor([[1.0, 0.0, 1.0, 0.0], [1.0, 0.0, 1.0, 0.0]])
+_rotated = apply_rope(_pairs)
+expect_shape(_rotated, (2, 4), "apply_rope of a (2, 4) tensor")
+assert _rotated.dtype == torch.float32, f"apply_rope must keep the dtype of x (float32 here), not return {_rotated.dtype}"
 # Position 0 is not rotated. At position 1, d = 4: pair 0 turns by 1 radian, pair 1 by 10000^(-1/2) = 0.01 radian.
-expect_close(got[0], [1.0, 0.0, 1.0, 0.0], "row 0 of apply_rope(x) (position 0: no rotation)", atol=1e-6)
-expect_close(got[1], [math.cos(1), math.sin(1), math.cos(0.01), math.sin(0.01)],
+expect_close(_rotated[0], [1.0, 0.0, 1.0, 0.0], "row 0 of apply_rope(x) (position 0: no rotation)", atol=1e-6)
+expect_close(_rotated[1], [math.cos(1), math.sin(1), math.cos(0.01), math.sin(0.01)],
              "row 1 of apply_rope(x) (position 1: pair 0 by 1 rad, pair 1 by 0.01 rad)", atol=1e-6)
-got = apply_rope(x.double(), torch.tensor([0, 3]), base=100.0)
-assert got.dtype == torch.float64, f"apply_rope must keep the dtype of x (float64 here), not return {got.dtype}"
-expect_close(got[1], [math.cos(3), math.sin(3), math.cos(0.3), math.sin(0.3)],
+_rotated = apply_rope(_pairs.double(), torch.tensor([0, 3]), base=100.0)
+assert _rotated.dtype == torch.float64, f"apply_rope must keep the dtype of x (float64 here), not return {_rotated.dtype}"
+expect_close(_rotated[1], [math.cos(3), math.sin(3), math.cos(0.3), math.sin(0.3)],
              "row 1 of apply_rope(x, positions=[0, 3], base=100) (pair 0 by 3 rad, pair 1 by 3 / 100^(1/2) rad)", atol=1e-6)
 
 # %% nbgrader={"grade": true, "grade_id": "test_apply_rope_complex", "locked": true, "points": 1, "schema_version": 3, "solution": false}
@@ -225,16 +226,20 @@ def _rope_by_complex_numbers(x, positions, base):
     return np.stack([z.real, z.imag], axis=-1).reshape(x.shape)
 
 
-_rng = np.random.default_rng(5)
-for shape, positions, base in [((3, 4), [0, 1, 2], 10000.0), ((2, 3, 5, 8), [7, 3, 1, 99, 0], 10000.0),
-                               ((4, 6), [5, 5, 11, 2], 500.0), ((1, 2, 1, 2), [13], 10.0)]:
-    x = _rng.normal(size=shape)
-    got = apply_rope(torch.from_numpy(x), torch.tensor(positions), base=base)
-    # 1e-4: angles computed in float32 are a correct answer too (they are exact to about 1e-5 here).
-    expect_close(got, _rope_by_complex_numbers(x, positions, base),
-                 f"apply_rope for x of shape {shape}, positions {positions}, base {base}, compared with the "
-                 "rotation written with complex numbers (pairs are features (2i, 2i+1), angle position * base^(-2i/d))",
-                 atol=1e-4, rtol=1e-4)
+def _check_against_complex_numbers():
+    rng = np.random.default_rng(5)
+    for shape, positions, base in [((3, 4), [0, 1, 2], 10000.0), ((2, 3, 5, 8), [7, 3, 1, 99, 0], 10000.0),
+                                   ((4, 6), [5, 5, 11, 2], 500.0), ((1, 2, 1, 2), [13], 10.0)]:
+        x = rng.normal(size=shape)
+        got = apply_rope(torch.from_numpy(x), torch.tensor(positions), base=base)
+        # 1e-4: angles computed in float32 are a correct answer too (they are exact to about 1e-5 here).
+        expect_close(got, _rope_by_complex_numbers(x, positions, base),
+                     f"apply_rope for x of shape {shape}, positions {positions}, base {base}, compared with the "
+                     "rotation written with complex numbers (pairs are features (2i, 2i+1), angle position * "
+                     "base^(-2i/d))", atol=1e-4, rtol=1e-4)
+
+
+_check_against_complex_numbers()
 ### END HIDDEN TESTS
 
 # %% nbgrader={"grade": true, "grade_id": "test_apply_rope_relative", "locked": true, "points": 0.5, "schema_version": 3, "solution": false}
@@ -264,11 +269,10 @@ _check_offset_only()
 # %% nbgrader={"grade": true, "grade_id": "test_apply_rope_norm", "locked": true, "points": 0.5, "schema_version": 3, "solution": false}
 # Hidden tests: a rotation keeps the length of every feature pair (2i, 2i+1).
 ### BEGIN HIDDEN TESTS
-_rng = np.random.default_rng(6)
-x = torch.from_numpy(_rng.normal(size=(2, 3, 6, 10)))
-got = apply_rope(x, torch.tensor([0, 4, 9, 17, 250, 1]))
-expect_shape(got, x.shape, "apply_rope of a (2, 3, 6, 10) tensor")
-expect_close(got[..., 0::2] ** 2 + got[..., 1::2] ** 2, x[..., 0::2] ** 2 + x[..., 1::2] ** 2,
+_features = torch.from_numpy(np.random.default_rng(6).normal(size=(2, 3, 6, 10)))
+_rotated = apply_rope(_features, torch.tensor([0, 4, 9, 17, 250, 1]))
+expect_shape(_rotated, _features.shape, "apply_rope of a (2, 3, 6, 10) tensor")
+expect_close(_rotated[..., 0::2] ** 2 + _rotated[..., 1::2] ** 2, _features[..., 0::2] ** 2 + _features[..., 1::2] ** 2,
              "the squared length of each feature pair (2i, 2i+1) after apply_rope (a rotation must not change it)",
              atol=1e-6, rtol=1e-5)
 ### END HIDDEN TESTS
@@ -285,7 +289,7 @@ expect_close(got[..., 0::2] ** 2 + got[..., 1::2] ** 2, x[..., 0::2] ** 2 + x[..
 # - `self.norm1 = nn.LayerNorm(d_model)` and `self.norm2 = nn.LayerNorm(d_model)`;
 # - `self.ff = nn.Sequential(nn.Linear(d_model, d_ff), nn.GELU(), nn.Linear(d_ff, d_model))`.
 #
-# With `norm_first=True` (pre-norm, as in GPT-2 and most models today) the
+# With `norm_first=True` (pre-norm, as in GPT-2 and many later models) the
 # block computes
 #
 # $$x \leftarrow x + \operatorname{Attn}(\operatorname{LN}_1(x)), \qquad x \leftarrow x + \operatorname{FF}(\operatorname{LN}_2(x));$$
@@ -326,22 +330,21 @@ class TransformerBlock(nn.Module):
 
 
 # %% nbgrader={"grade": true, "grade_id": "test_TransformerBlock", "locked": true, "points": 1, "schema_version": 3, "solution": false}
-# Visible test: parts, shapes, and that the block starts close to the identity plus a small change.
+# Visible test: the parts and their shapes, and the shape of the output without and with a mask.
 torch.manual_seed(0)
-block = TransformerBlock(8, 2, 32)
-assert isinstance(getattr(block, "attn", None), MultiHeadSelfAttention), (
+_block = TransformerBlock(8, 2, 32)
+assert isinstance(getattr(_block, "attn", None), MultiHeadSelfAttention), (
     "TransformerBlock needs self.attn = MultiHeadSelfAttention(d_model, num_heads)")
-for name in ("norm1", "norm2"):
-    assert isinstance(getattr(block, name, None), nn.LayerNorm), f"TransformerBlock needs self.{name} = nn.LayerNorm(d_model)"
-ff = getattr(block, "ff", None)
-assert isinstance(ff, nn.Sequential) and len(ff) == 3 and isinstance(ff[1], nn.GELU), (
+for _norm in ("norm1", "norm2"):
+    assert isinstance(getattr(_block, _norm, None), nn.LayerNorm), f"TransformerBlock needs self.{_norm} = nn.LayerNorm(d_model)"
+_ff = getattr(_block, "ff", None)
+assert isinstance(_ff, nn.Sequential) and len(_ff) == 3 and isinstance(_ff[1], nn.GELU), (
     "TransformerBlock needs self.ff = nn.Sequential(nn.Linear(d_model, d_ff), nn.GELU(), nn.Linear(d_ff, d_model))")
-expect_shape(ff[0].weight, (32, 8), "ff[0].weight (nn.Linear(d_model=8, d_ff=32))")
-expect_shape(ff[2].weight, (8, 32), "ff[2].weight (nn.Linear(d_ff=32, d_model=8))")
-out = block(torch.randn(3, 5, 8))
-expect_shape(out, (3, 5, 8), "the output of the block for x (3, 5, 8)")
-out = block(torch.randn(3, 5, 8), torch.tril(torch.ones(5, 5, dtype=torch.bool)))
-expect_shape(out, (3, 5, 8), "the output of the block for x (3, 5, 8) with a causal (5, 5) mask")
+expect_shape(_ff[0].weight, (32, 8), "ff[0].weight (nn.Linear(d_model=8, d_ff=32))")
+expect_shape(_ff[2].weight, (8, 32), "ff[2].weight (nn.Linear(d_ff=32, d_model=8))")
+expect_shape(_block(torch.randn(3, 5, 8)), (3, 5, 8), "the output of the block for x (3, 5, 8)")
+expect_shape(_block(torch.randn(3, 5, 8), torch.tril(torch.ones(5, 5, dtype=torch.bool))), (3, 5, 8),
+             "the output of the block for x (3, 5, 8) with a causal (5, 5) mask")
 
 # %% nbgrader={"grade": true, "grade_id": "test_TransformerBlock_pre_norm", "locked": true, "points": 1, "schema_version": 3, "solution": false}
 # Hidden tests: with norm_first=True (the default), equal to nn.TransformerEncoderLayer given the same (random)
@@ -458,15 +461,15 @@ def find_induction_heads(attention, tokens):
 # %% nbgrader={"grade": true, "grade_id": "test_find_induction_heads", "locked": true, "points": 1, "schema_version": 3, "solution": false}
 # Visible test: the tokens 5 8 3 5 8 and one layer with three heads: an induction head, a previous-token head and a
 # uniform causal head.
-tokens = torch.tensor([[5, 8, 3, 5, 8]])
+_tokens = torch.tensor([[5, 8, 3, 5, 8]])
 # Positions 3 and 4 are repeated; their induction targets are positions 1 and 2.
-induction = torch.tensor([[1.0, 0, 0, 0, 0], [1.0, 0, 0, 0, 0], [1.0, 0, 0, 0, 0], [0, 1.0, 0, 0, 0], [0, 0, 1.0, 0, 0]])
-previous = torch.tensor([[1.0, 0, 0, 0, 0], [1.0, 0, 0, 0, 0], [0, 1.0, 0, 0, 0], [0, 0, 1.0, 0, 0], [0, 0, 0, 1.0, 0]])
-uniform = torch.tril(torch.ones(5, 5)) / torch.arange(1, 6)[:, None]
-weights = torch.stack([induction, previous, uniform])[None]  # (B=1, H=3, T=5, T=5)
-scores = find_induction_heads([weights], tokens)
-expect_shape(scores, (1, 3), "the scores of 1 layer with 3 heads")
-expect_close(scores, [[1.0, 0.0, (1 / 4 + 1 / 5) / 2]],
+_induction = torch.tensor([[1.0, 0, 0, 0, 0], [1.0, 0, 0, 0, 0], [1.0, 0, 0, 0, 0], [0, 1.0, 0, 0, 0], [0, 0, 1.0, 0, 0]])
+_previous = torch.tensor([[1.0, 0, 0, 0, 0], [1.0, 0, 0, 0, 0], [0, 1.0, 0, 0, 0], [0, 0, 1.0, 0, 0], [0, 0, 0, 1.0, 0]])
+_uniform = torch.tril(torch.ones(5, 5)) / torch.arange(1, 6)[:, None]
+_weights = torch.stack([_induction, _previous, _uniform])[None]  # (B=1, H=3, T=5, T=5)
+_scores = find_induction_heads([_weights], _tokens)
+expect_shape(_scores, (1, 3), "the scores of 1 layer with 3 heads")
+expect_close(_scores, [[1.0, 0.0, (1 / 4 + 1 / 5) / 2]],
              "the scores of an induction head, a previous-token head and a uniform causal head for the tokens 5 8 3 5 8",
              atol=1e-6)
 
@@ -492,51 +495,59 @@ def _induction_scores(attention, tokens):
                       for h in range(w.shape[1])] for w in attention])
 
 
-_rng = np.random.default_rng(8)
-for batch, heads, length, vocab in [(4, 3, 12, 4), (1, 2, 9, 3), (3, 1, 15, 6)]:
-    tokens = torch.from_numpy(_rng.integers(0, vocab, size=(batch, length)))
-    causal = np.tril(np.ones((length, length), dtype=bool))
-    attention = []
-    for _ in range(2):
-        scores = np.where(causal, _rng.normal(size=(batch, heads, length, length)) * 2, -np.inf)
-        weights = np.exp(scores - scores.max(-1, keepdims=True))
-        attention.append(torch.from_numpy(weights / weights.sum(-1, keepdims=True)))
-    got = np.asarray(torch.as_tensor(find_induction_heads(attention, tokens)).detach(), dtype=float)
-    expect_close(got, _induction_scores(attention, tokens),
-                 f"the scores for {batch} sequence(s) of {length} tokens from a vocabulary of {vocab}, 2 layers of "
-                 f"{heads} head(s), random attention (each repeated position of the batch counts once; the target is "
-                 "the position after the LAST earlier occurrence)", atol=1e-6)
+def _check_against_loops():
+    rng = np.random.default_rng(8)
+    for batch, heads, length, vocab in [(4, 3, 12, 4), (1, 2, 9, 3), (3, 1, 15, 6)]:
+        tokens = torch.from_numpy(rng.integers(0, vocab, size=(batch, length)))
+        causal = np.tril(np.ones((length, length), dtype=bool))
+        attention = []
+        for _ in range(2):
+            scores = np.where(causal, rng.normal(size=(batch, heads, length, length)) * 2, -np.inf)
+            weights = np.exp(scores - scores.max(-1, keepdims=True))
+            attention.append(torch.from_numpy(weights / weights.sum(-1, keepdims=True)))
+        got = np.asarray(torch.as_tensor(find_induction_heads(attention, tokens)).detach(), dtype=float)
+        expect_close(got, _induction_scores(attention, tokens),
+                     f"the scores for {batch} sequence(s) of {length} tokens from a vocabulary of {vocab}, 2 layers "
+                     f"of {heads} head(s), random attention (each repeated position of the batch counts once; the "
+                     "target is the position after the LAST earlier occurrence)", atol=1e-6)
+
+
+_check_against_loops()
 ### END HIDDEN TESTS
 
 # %% nbgrader={"grade": true, "grade_id": "test_find_induction_heads_planted", "locked": true, "points": 1, "schema_version": 3, "solution": false}
 # Hidden tests: planted heads. A perfect induction head scores 1, a head that attends to the earlier occurrence
 # itself (not the position after it) scores 0, and every score is in [0, 1].
 ### BEGIN HIDDEN TESTS
-_rng = np.random.default_rng(9)
-batch, length = 3, 14
-tokens = _rng.integers(0, 4, size=(batch, length))
-tokens[:, :4] = [0, 1, 2, 3]  # every later token is repeated, some three or more times
-planted = np.zeros((batch, 3, length, length))
-for b in range(batch):
-    for t in range(length):
-        earlier = [j for j in range(t) if tokens[b, j] == tokens[b, t]]
-        if earlier:
-            planted[b, 0, t, earlier[-1] + 1] = 1.0  # induction head: the position after the last earlier occurrence
-            planted[b, 1, t, earlier[-1]] = 1.0  # duplicate-token head: the earlier occurrence itself
-        else:
-            planted[b, 0, t, 0] = planted[b, 1, t, 0] = 1.0
-        planted[b, 2, t, : t + 1] = 1.0 / (t + 1)  # uniform over the past
-got = np.asarray(torch.as_tensor(find_induction_heads([torch.from_numpy(planted)], torch.from_numpy(tokens))).detach(),
-                 dtype=float)
-expect_shape(got, (1, 3), "the scores of 1 layer with 3 heads")
-assert abs(got[0, 0] - 1.0) < 1e-6, (
-    f"a perfect induction head (all weight on the position right after the last earlier occurrence of the current "
-    f"token, at every repeated position) scores {got[0, 0]:.3f}, not 1. Use the LAST earlier occurrence, and leave "
-    "out the positions whose token did not occur before.")
-assert abs(got[0, 1]) < 1e-6, (
-    f"a head that attends to the earlier occurrence itself scores {got[0, 1]:.3f}, not 0: the target is the position "
-    "right AFTER the earlier occurrence")
-assert np.all((got >= -1e-9) & (got <= 1 + 1e-9)), f"scores must lie in [0, 1], got {np.round(got, 3).tolist()}"
+def _check_planted_heads():
+    rng = np.random.default_rng(9)
+    batch, length = 3, 14
+    tokens = rng.integers(0, 4, size=(batch, length))
+    tokens[:, :4] = [0, 1, 2, 3]  # every later token is repeated, some three or more times
+    planted = np.zeros((batch, 3, length, length))
+    for b in range(batch):
+        for t in range(length):
+            earlier = [j for j in range(t) if tokens[b, j] == tokens[b, t]]
+            if earlier:
+                planted[b, 0, t, earlier[-1] + 1] = 1.0  # induction head: the position after the last earlier occurrence
+                planted[b, 1, t, earlier[-1]] = 1.0  # duplicate-token head: the earlier occurrence itself
+            else:
+                planted[b, 0, t, 0] = planted[b, 1, t, 0] = 1.0
+            planted[b, 2, t, : t + 1] = 1.0 / (t + 1)  # uniform over the past
+    got = np.asarray(torch.as_tensor(find_induction_heads([torch.from_numpy(planted)], torch.from_numpy(tokens))).detach(),
+                     dtype=float)
+    expect_shape(got, (1, 3), "the scores of 1 layer with 3 heads")
+    assert abs(got[0, 0] - 1.0) < 1e-6, (
+        f"a perfect induction head (all weight on the position right after the last earlier occurrence of the current "
+        f"token, at every repeated position) scores {got[0, 0]:.3f}, not 1. Use the LAST earlier occurrence, and leave "
+        "out the positions whose token did not occur before.")
+    assert abs(got[0, 1]) < 1e-6, (
+        f"a head that attends to the earlier occurrence itself scores {got[0, 1]:.3f}, not 0: the target is the position "
+        "right AFTER the earlier occurrence")
+    assert np.all((got >= -1e-9) & (got <= 1 + 1e-9)), f"scores must lie in [0, 1], got {np.round(got, 3).tolist()}"
+
+
+_check_planted_heads()
 ### END HIDDEN TESTS
 
 # %% [markdown] nbgrader={"grade": false, "grade_id": "gpt_md", "locked": true, "schema_version": 3, "solution": false}
@@ -617,18 +628,17 @@ class _StandInBlock(nn.Module):
 
 torch.manual_seed(0)
 with _transformer_block_is(_StandInBlock):
-    gpt = TinyGPT(vocab_size=11, d_model=16, num_heads=2, num_layers=3, max_len=9)
-    tokens = torch.randint(0, 11, (4, 7))
-    logits = gpt(tokens)
-    expect_shape(logits, (4, 7, 11), "TinyGPT's logits for tokens (4, 7) and vocab_size 11")
-    result = gpt(tokens, return_attention=True)
-assert isinstance(result, tuple) and len(result) == 2, "with return_attention=True, TinyGPT returns (logits, attention)"
-logits, attention = result
-expect_shape(logits, (4, 7, 11), "the logits returned with return_attention=True")
-assert len(attention) == 3, f"attention must hold one tensor per layer (3 layers), not {len(attention)}"
-for layer, weights in enumerate(attention):
-    expect_shape(weights, (4, 2, 7, 7), f"the attention weights of layer {layer} (batch, heads, queries, keys)")
-    expect_close(torch.as_tensor(weights).sum(-1), torch.ones(4, 2, 7), f"the sum over keys of layer {layer}'s weights", atol=1e-5)
+    _gpt = TinyGPT(vocab_size=11, d_model=16, num_heads=2, num_layers=3, max_len=9)
+    _tokens = torch.randint(0, 11, (4, 7))
+    expect_shape(_gpt(_tokens), (4, 7, 11), "TinyGPT's logits for tokens (4, 7) and vocab_size 11")
+    _result = _gpt(_tokens, return_attention=True)
+assert isinstance(_result, tuple) and len(_result) == 2, "with return_attention=True, TinyGPT returns (logits, attention)"
+expect_shape(_result[0], (4, 7, 11), "the logits returned with return_attention=True")
+assert len(_result[1]) == 3, f"attention must hold one tensor per layer (3 layers), not {len(_result[1])}"
+for _layer, _weights in enumerate(_result[1]):
+    expect_shape(_weights, (4, 2, 7, 7), f"the attention weights of layer {_layer} (batch, heads, queries, keys)")
+    expect_close(torch.as_tensor(_weights).sum(-1), torch.ones(4, 2, 7), f"the sum over keys of layer {_layer}'s weights",
+                 atol=1e-5)
 
 # %% nbgrader={"grade": true, "grade_id": "test_TinyGPT_causal", "locked": true, "points": 1, "schema_version": 3, "solution": false}
 # Hidden tests: position t never sees a later token (logits and attention), with a correct TransformerBlock.
@@ -652,22 +662,26 @@ class _CorrectBlock(nn.Module):
         return self.norm2(x + self.ff(x))
 
 
-torch.manual_seed(3)
-with _transformer_block_is(_CorrectBlock):
-    gpt = TinyGPT(vocab_size=13, d_model=16, num_heads=2, num_layers=2, max_len=10).double()
-    gpt.eval()
-    tokens = torch.randint(0, 13, (3, 10))
-    logits, attention = gpt(tokens, return_attention=True)
-    changed = tokens.clone()
-    changed[:, 6:] = (changed[:, 6:] + 1 + torch.randint(0, 11, (3, 4))) % 13
-    logits_changed = gpt(changed)
-for layer, weights in enumerate(attention):
-    above = torch.triu(torch.ones(10, 10, dtype=torch.bool), diagonal=1)
-    leaked = float(torch.as_tensor(weights).detach()[..., above].abs().max())
-    assert leaked == 0, (f"in layer {layer}, some position puts weight {leaked:.3g} on a later position: every block "
-                         "needs a causal mask (True where key position <= query position)")
-expect_close(logits_changed[:, :6], logits[:, :6], "the logits at positions 0-5 after changing the tokens at positions "
-             "6-9 (a causal model must not see later tokens)", atol=1e-9)
+def _check_causal():
+    torch.manual_seed(3)
+    with _transformer_block_is(_CorrectBlock):
+        gpt = TinyGPT(vocab_size=13, d_model=16, num_heads=2, num_layers=2, max_len=10).double()
+        gpt.eval()
+        tokens = torch.randint(0, 13, (3, 10))
+        logits, attention = gpt(tokens, return_attention=True)
+        changed = tokens.clone()
+        changed[:, 6:] = (changed[:, 6:] + 1 + torch.randint(0, 11, (3, 4))) % 13
+        logits_changed = gpt(changed)
+    for layer, weights in enumerate(attention):
+        above = torch.triu(torch.ones(10, 10, dtype=torch.bool), diagonal=1)
+        leaked = float(torch.as_tensor(weights).detach()[..., above].abs().max())
+        assert leaked == 0, (f"in layer {layer}, some position puts weight {leaked:.3g} on a later position: every block "
+                             "needs a causal mask (True where key position <= query position)")
+    expect_close(logits_changed[:, :6], logits[:, :6], "the logits at positions 0-5 after changing the tokens at positions "
+                 "6-9 (a causal model must not see later tokens)", atol=1e-9)
+
+
+_check_causal()
 ### END HIDDEN TESTS
 
 # %% [markdown] nbgrader={"grade": false, "grade_id": "induction_md", "locked": true, "schema_version": 3, "solution": false}
@@ -719,16 +733,21 @@ def train_induction(model, steps=400, batch_size=32, lr=1e-2, seed=0):
     optimizer = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=0.0)
     model.train()
     losses = []
-    for _ in range(steps):
-        tokens, repeated = repeated_sequences(batch_size, generator)
-        logits = model(tokens[:, :-1])
-        predictable = repeated[:, 1:]  # the target of position t is token t + 1
-        loss = F.cross_entropy(logits[predictable], tokens[:, 1:][predictable])
-        optimizer.zero_grad()
-        loss.backward()
-        nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-        optimizer.step()
-        losses.append(loss.item())
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)  # a model this small trains fastest on one thread
+    try:
+        for _ in range(steps):
+            tokens, repeated = repeated_sequences(batch_size, generator)
+            logits = model(tokens[:, :-1])
+            predictable = repeated[:, 1:]  # the target of position t is token t + 1
+            loss = F.cross_entropy(logits[predictable], tokens[:, 1:][predictable])
+            optimizer.zero_grad()
+            loss.backward()
+            nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+            optimizer.step()
+            losses.append(loss.item())
+    finally:
+        torch.set_num_threads(threads)
     return losses
 
 
