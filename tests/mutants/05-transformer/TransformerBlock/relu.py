@@ -1,0 +1,3 @@
+# Uses ReLU in the feed-forward layer instead of GELU.
+# replace: nn.GELU()
+# with: nn.ReLU()

@@ -1,0 +1,3 @@
+# Averages over every position, counting the positions that are not repeated as 0.
+# replace: / repeated.sum())
+# with: / repeated.numel())
