@@ -1,0 +1,55 @@
+"""A process pool that survives losing a worker process: each lost task costs one retry, not the whole batch.
+
+A worker process that dies (killed, out of memory) breaks a
+``ProcessPoolExecutor``: every task not done yet fails with
+``BrokenProcessPool``. Here a fresh pool takes over. The tasks that were
+running when it broke (as the workers themselves record) are tried once more
+and then reported as lost; the tasks that were only waiting run again at no cost.
+"""
+from __future__ import annotations
+
+import logging
+from collections import Counter
+from collections.abc import Callable, Hashable
+from concurrent.futures import Future, ProcessPoolExecutor, as_completed
+from concurrent.futures.process import BrokenProcessPool
+
+log = logging.getLogger(__name__)
+
+
+def run_surviving_losses(function: Callable, tasks: dict[Hashable, tuple], workers: int, context, initializer: Callable,
+                         initargs: tuple, running: Callable[[], set], done: Callable[[Hashable, Future], None],
+                         lost: Callable[[Hashable], None], retries: int = 1) -> None:
+    """Run ``function(*tasks[key])`` for every key in pools of `workers` processes, surviving lost workers.
+
+    `running()` names the keys whose tasks were running at that moment (the
+    workers record them; it is called after a pool broke). `done(key, future)`
+    gets each task that finished, well or with an exception; `lost(key)` each
+    task whose worker was lost `retries` + 1 times.
+    """
+    losses: Counter = Counter()
+    pending = dict(tasks)
+    while pending:
+        broken = []
+        with ProcessPoolExecutor(workers, mp_context=context, initializer=initializer, initargs=initargs) as pool:
+            futures = {pool.submit(function, *args): key for key, args in pending.items()}
+            for future in as_completed(futures):
+                key = futures[future]
+                if isinstance(future.exception(), BrokenProcessPool):
+                    broken.append(key)
+                else:
+                    done(key, future)
+        pending = {key: tasks[key] for key in broken}
+        if not broken:
+            return
+        # If no worker said what it was running (it died before it could), every unfinished task is charged.
+        charged = (running() & set(broken)) or set(broken)
+        for key in sorted(charged, key=str):
+            losses[key] += 1
+            if losses[key] > retries:
+                log.warning("lost a grading worker process again while it graded %s: reported, not retried", key)
+                lost(key)
+                del pending[key]
+            else:
+                log.warning("lost a grading worker process (killed, or out of memory) while it graded %s: "
+                            "grading it again in a fresh one", key)
