@@ -46,6 +46,14 @@ def graded(tmp_path, files, *options, dates=None, name="export.zip"):
     return out, proc
 
 
+def graded_as(layout, tmp_path, files, *options, **kwargs):
+    """Grade a zip of `files` (as :func:`graded`), check it succeeded and that `layout` was recognised."""
+    out, proc = graded(tmp_path, files, *options, **kwargs)
+    assert proc.returncode == 0, proc.stderr
+    assert f"recognised the export's layout: {layout}" in proc.stderr
+    return out, proc
+
+
 # The export itself: dates, wrappers, scratch, hostile archives ------------------------------------------------
 
 def test_the_newest_notebook_in_a_zip_is_the_one_the_archive_dates_newest_and_a_wrapping_folder_is_no_student(tmp_path):
@@ -144,9 +152,7 @@ def test_blackboard_attempts_order_by_their_dates_and_receipts_are_listed(tmp_pa
              f"Homework 01_bjones_attempt_{first}_my notebook.ipynb": BROKEN}
     # The archive dates the first attempt later: the attempt date in the name decides.
     dates = {f"Homework 01_asmith_attempt_{first}_01-weighted-sum.ipynb": (2024, 3, 5, 0, 0, 0)}
-    out, proc = graded(tmp_path, files, dates=dates)
-    assert proc.returncode == 0, proc.stderr
-    assert "recognised the export's layout: Blackboard" in proc.stderr
+    out, proc = graded_as("Blackboard", tmp_path, files, dates=dates)
     assert lms_ids(out) == {"asmith": "asmith", "bjones": "bjones"}
     assert "empty" in messages(out)["asmith"] and "not a notebook" in messages(out)["bjones"]
     reasons = unmatched(out)
@@ -156,18 +162,14 @@ def test_blackboard_attempts_order_by_their_dates_and_receipts_are_listed(tmp_pa
 
 def test_forcing_a_layout_reads_the_export_with_its_naming(tmp_path):
     files = {"Homework 01_asmith_attempt_2024-03-01-10-00-00_01-weighted-sum.ipynb": BROKEN}
-    out, proc = graded(tmp_path, files, "--lms", "canvas")
-    assert proc.returncode == 0, proc.stderr
-    assert "recognised the export's layout: Canvas" in proc.stderr
+    out, proc = graded_as("Canvas", tmp_path, files, "--lms", "canvas")
     assert "does not follow Canvas's naming" in unmatched(out)[next(iter(files))]
 
 
 def test_google_classroom_copies_in_a_drive_folder(tmp_path):
     files = {"Homework 01/Alice Smith - 01-weighted-sum.ipynb": EMPTY,
              "Homework 01/Bob Jones - Copy of 01-weighted-sum.ipynb": BROKEN}
-    out, proc = graded(tmp_path, files, name="Homework 01-20240301T100000Z-001.zip")
-    assert proc.returncode == 0, proc.stderr
-    assert "recognised the export's layout: Google Classroom" in proc.stderr
+    out, proc = graded_as("Google Classroom", tmp_path, files, name="Homework 01-20240301T100000Z-001.zip")
     assert lms_ids(out) == {"Alice-Smith": "", "Bob-Jones": ""}
     assert "empty" in messages(out)["Alice-Smith"]
 
@@ -199,9 +201,7 @@ def test_gradescope_submissions_belong_to_each_submitter(tmp_path):
     files = {"assignment_4242_export/submission_metadata.yml": GRADESCOPE_METADATA,
              "assignment_4242_export/submission_101/01-weighted-sum.ipynb": EMPTY,
              "assignment_4242_export/submission_102/01-weighted-sum.ipynb": BROKEN}
-    out, proc = graded(tmp_path, files)
-    assert proc.returncode == 0, proc.stderr
-    assert "recognised the export's layout: Gradescope" in proc.stderr
+    out, proc = graded_as("Gradescope", tmp_path, files)
     assert lms_ids(out) == {"Alice-Smith": "1001", "Bob-Jones": "1002", "Carol-White": "1003"}
     found = messages(out)
     assert "empty" in found["Alice-Smith"] and "not a notebook" in found["Bob-Jones"] == found["Carol-White"]
@@ -210,9 +210,7 @@ def test_gradescope_submissions_belong_to_each_submitter(tmp_path):
 def test_nbgrader_layout_in_a_zip(tmp_path):
     files = {f"alice/{FIRST}/{FIRST}.ipynb": EMPTY, f"alice/{FIRST}/timestamp.txt": "2024-03-01 10:00:00",
              f"bob/{FIRST}/{FIRST}.ipynb": BROKEN}
-    out, proc = graded(tmp_path, files)
-    assert proc.returncode == 0, proc.stderr
-    assert "recognised the export's layout: nbgrader" in proc.stderr
+    out, proc = graded_as("nbgrader", tmp_path, files)
     assert sorted(grades_by_student(out)) == ["alice", "bob"]
 
 
@@ -246,10 +244,8 @@ def test_canvas_export_to_canvas_gradebook(tmp_path):
              "leedave_12348_900007_01-weighted-sum.ipynb": BROKEN}  # not in the gradebook
     dates = {"smithalice_12345_900001_01-weighted-sum.ipynb": (2024, 3, 9, 0, 0, 0)}  # the name decides, not this
     (tmp_path / "gradebook.csv").write_text(CANVAS_GRADEBOOK)
-    out, proc = graded(tmp_path, files, "--gradebook", str(tmp_path / "gradebook.csv"), dates=dates,
-                       name="cs101-01-weighted-sum_submissions.zip")
-    assert proc.returncode == 0, proc.stderr
-    assert "recognised the export's layout: Canvas" in proc.stderr
+    out, proc = graded_as("Canvas", tmp_path, files, "--gradebook", str(tmp_path / "gradebook.csv"), dates=dates,
+                          name="cs101-01-weighted-sum_submissions.zip")
     grades = grades_by_student(out)
     assert lms_ids(out) == {"smithalice": "12345", "jonesbob": "12346", "leedave": "12348"}
     assert float(grades["smithalice"]["score"]) == float(grades["smithalice"]["max_score"]) > 0
@@ -287,10 +283,8 @@ def test_moodle_export_to_moodle_grading_worksheet_with_zero_for_nothing_handed_
              "Bob Jones_123457_assignsubmission_file_/homework 01.ipynb": BROKEN,
              "Carol White_123458_assignsubmission_onlinetext_/onlinetext.html": "<p>I could not do it</p>"}
     (tmp_path / "worksheet.csv").write_text(MOODLE_WORKSHEET)
-    out, proc = graded(tmp_path, files, "--gradebook", str(tmp_path / "worksheet.csv"), "--missing-grades", "zero",
-                       name="CS101-Homework 01-5501.zip")
-    assert proc.returncode == 0, proc.stderr
-    assert "recognised the export's layout: Moodle" in proc.stderr
+    out, proc = graded_as("Moodle", tmp_path, files, "--gradebook", str(tmp_path / "worksheet.csv"),
+                          "--missing-grades", "zero", name="CS101-Homework 01-5501.zip")
     assert lms_ids(out) == {"Alice-Smith": "123456", "Bob-Jones": "123457", "Carol-White": "123458"}
     assert {r["status"] for r in read_rows(out / "scores.csv") if r["student_id"] == "Carol-White"} == {"missing"}
     filled = {r["Identifier"]: r["Grade"] for r in read_rows(out / "gradebook-import.csv")}
