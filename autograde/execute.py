@@ -88,7 +88,11 @@ class SandboxKernelManager(AsyncKernelManager):
         return None
 
     def cleanup_ipc_files(self, restart: bool = False) -> None:
-        if not self.sandbox:  # (in the sandbox, the sockets vanish with its /tmp; its pid may be another's by now)
+        """Remove the kernel's socket files; in the sandbox there is nothing to do, they vanish with its /tmp.
+
+        (Removing them through /proc/<pid>/root could hit another sandbox: by now that pid may be another's.)
+        """
+        if not self.sandbox:
             super().cleanup_ipc_files(restart)
 
     async def _async_cleanup_resources(self, restart: bool = False) -> None:
@@ -234,6 +238,7 @@ class GuardedExecute(Execute):
         return nb, resources
 
     def create_kernel_manager(self):
+        """nbclient's kernel manager, kept: after the kernel died, it holds the kernel's last words."""
         self._manager = super().create_kernel_manager()
         return self._manager
 

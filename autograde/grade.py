@@ -14,7 +14,6 @@ import functools
 import hashlib
 import importlib.metadata
 import json
-import logging
 import multiprocessing
 import os
 import re
@@ -42,7 +41,6 @@ from .reference import solution_code
 from .sandbox import check_sandbox
 from .report import write_feedback, write_report
 
-log = logging.getLogger(__name__)
 
 SCORE_COLUMNS = ["student_id", "lms_user_id", "assignment", "grade_id", "score", "max_score", "status", "message"]
 GRADE_COLUMNS = ["student_id", "lms_user_id", "assignment", "score", "max_score"]

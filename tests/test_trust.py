@@ -12,7 +12,6 @@ import sys
 import time
 from pathlib import Path
 
-import nbformat
 import pytest
 
 from autograde.course import REPO, assignment_ids, cells_checking, graded_cell_ids, source_notebook
@@ -218,6 +217,7 @@ MEMORY_HOG = ("def weighted_average(weights, values):\n"
 
 
 def set_config(copy: Path, old: str, new: str) -> None:
+    """Replace `old` by `new` in the nbgrader_config.py of the repository copy `copy`."""
     config = copy / "autograde" / "nbgrader_config.py"
     text = config.read_text()
     assert old in text, f"{old!r} is not in nbgrader_config.py"
