@@ -12,8 +12,9 @@ package (``bubblewrap``) and a kernel that talks to the grader over Unix sockets
 network namespaces.
 
 Processes and disk: the kernel's /tmp (which holds its home and working
-directory) is a tmpfs of ``--disk`` MiB, the only writable place in the sandbox,
-so a notebook cannot fill the grader's disk with many files. ``RLIMIT_NPROC`` is
+directory) and /dev/shm are tmpfs of ``--disk`` MiB each, the only writable
+places in the sandbox, so a notebook cannot fill the grader's disk (or memory)
+with many files. ``RLIMIT_NPROC`` is
 set inside the sandbox, where it is counted per user namespace (unprivileged
 bubblewrap) or per user: when the grader runs as root, whom the kernel exempts
 from that limit, bubblewrap runs privileged and the sandbox's first process
@@ -115,8 +116,8 @@ def bwrap_command(scratch: str, command: list[str], threads: str = "1", processe
                   connection: str | None = None, info_fd: int | None = None) -> list[str]:
     """The bwrap command line that runs `command` with nothing of the grader visible and nothing on its disk writable.
 
-    /tmp (home and working folder included) is a tmpfs of `disk_mib` MiB
-    (unbounded if 0); at most `processes` processes beyond the thread pools
+    /tmp (home and working folder included) and /dev/shm are tmpfs of
+    `disk_mib` MiB each (unbounded if 0); at most `processes` processes beyond the thread pools
     (unlimited if 0). `connection`, the kernel's connection file, is visible
     read-only at its path; bubblewrap writes the sandbox's pids to `info_fd`.
     """
@@ -138,8 +139,10 @@ def bwrap_command(scratch: str, command: list[str], threads: str = "1", processe
         uid = SANDBOX_UID
     # /tmp first: what is bound later (Python in a virtual environment under /tmp, the connection file) may lie
     # under /tmp and must not be covered by it.
-    args += ["--proc", "/proc", "--dev", "/dev", "--perms", "1777"]
-    args += (["--size", str(disk_mib * 2**20)] if disk_mib > 0 else []) + ["--tmpfs", "/tmp"]
+    args += ["--proc", "/proc", "--dev", "/dev"]
+    # /dev/shm (semaphores, shared memory: multiprocessing needs it) gets a tmpfs of its own, as limited.
+    for folder in ("/tmp", "/dev/shm"):
+        args += ["--perms", "1777"] + (["--size", str(disk_mib * 2**20)] if disk_mib > 0 else []) + ["--tmpfs", folder]
     binds = [(d, d) for d in SYSTEM_DIRS if os.path.isdir(d)] + [(f, f) for f in SYSTEM_FILES if os.path.isfile(f)]
     binds += [(os.path.realpath(d), d) for d in python_dirs() if d not in SYSTEM_DIRS]
     if connection is not None:

@@ -144,9 +144,11 @@ def test_edited_test_cells_are_restored_with_a_note(graded):
 
 
 def test_the_sandbox_limits_processes_and_disk_per_kernel(tmp_path):
-    # What the launcher gives a kernel: at most --processes beyond its two thread pools, and a /tmp of --disk MiB.
-    probe = ("import os, resource; s = os.statvfs('/tmp'); "
-             "print(resource.getrlimit(resource.RLIMIT_NPROC)[0], s.f_blocks * s.f_frsize // 2**20, os.getuid() != 0)")
+    # What the launcher gives a kernel: at most --processes beyond its two thread pools, a /tmp and a /dev/shm of
+    # --disk MiB (where multiprocessing's semaphores still work), and a user that is not root.
+    probe = ("import os, resource, multiprocessing; multiprocessing.Lock(); "
+             "mib = lambda d: os.statvfs(d).f_blocks * os.statvfs(d).f_frsize // 2**20; "
+             "print(resource.getrlimit(resource.RLIMIT_NPROC)[0], mib('/tmp'), mib('/dev/shm'), os.getuid() != 0)")
     scratch = tmp_path / "scratch"
     scratch.mkdir()
     (scratch / "kernel.json").write_text("{}")
@@ -155,7 +157,7 @@ def test_the_sandbox_limits_processes_and_disk_per_kernel(tmp_path):
     launcher = [sys.executable, str(sandbox.LAUNCHER), "--memory", "2000", "--file-size", "7", "--threads", "3",
                 "--processes", "20", "--disk", "48", "--"]
     subprocess.run(launcher + [sys.executable, "-c", probe, "-f", str(scratch / "kernel.json")], check=True, timeout=60)
-    assert (scratch / "kernel.log").read_text().split() == ["26", "48", "True"]
+    assert (scratch / "kernel.log").read_text().split() == ["26", "48", "48", "True"]
 
 
 # Losing a worker process ------------------------------------------------------------------------------------
