@@ -18,6 +18,7 @@ import multiprocessing
 import os
 import re
 import shutil
+import signal
 import socket
 import sys
 import tempfile
@@ -206,6 +207,22 @@ def _start_worker(base: Path, threads: int, timeout: int | None, kernel: dict | 
 
 
 GRADING = "grading.json"  # in a worker's folder while it grades a submission: names it, should the worker be lost
+
+
+def _start_pool_worker(*args) -> None:
+    """:func:`_start_worker` for a process pool's worker, which clears its record when the pool ends it.
+
+    When one worker is lost, the pool terminates the others (SIGTERM): they
+    were not lost themselves, so only the lost worker's record remains.
+    """
+    _start_worker(*args)
+
+    def ended(signum, frame):
+        (_worker["root"] / GRADING).unlink(missing_ok=True)
+        remove_scratch_of(os.getpid())  # its kernels die with it (bubblewrap's --die-with-parent); not their folders
+        os._exit(128 + signum)
+
+    signal.signal(signal.SIGTERM, ended)
 
 
 def running_in(base: Path) -> set[tuple[str, str]]:
@@ -444,7 +461,7 @@ def grade(submissions: Path, out: Path, assignments: list[str] | None = None, pr
     else:
         run_surviving_losses(grade_submission, {(s, a): (s, a, nb) for s, a, nb in todo}, jobs,
                              multiprocessing.get_context("spawn"),  # no zmq or sqlite state inherited from here
-                             _start_worker, (base, max(1, (os.cpu_count() or 1) // jobs), timeout, kernel),
+                             _start_pool_worker, (base, max(1, (os.cpu_count() or 1) // jobs), timeout, kernel),
                              lambda: running_in(base), finish, lost)
     bar.close()
     rows = [row for key in found for row in results[key].rows]

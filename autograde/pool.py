@@ -2,9 +2,10 @@
 
 A worker process that dies (killed, out of memory) breaks a
 ``ProcessPoolExecutor``: every task not done yet fails with
-``BrokenProcessPool``. Here a fresh pool takes over. The tasks that were
-running when it broke (as the workers themselves record) are tried once more
-and then reported as lost; the tasks that were only waiting run again at no cost.
+``BrokenProcessPool``, and the pool terminates its other workers. Here a fresh
+pool takes over. The task whose worker was lost (as the workers record: a
+terminated worker clears its record) is tried once more and then reported as
+lost; the other tasks, running or waiting, run again at no cost.
 """
 from __future__ import annotations
 
@@ -22,13 +23,15 @@ def run_surviving_losses(function: Callable, tasks: dict[Hashable, tuple], worke
                          lost: Callable[[Hashable], None], retries: int = 1) -> None:
     """Run ``function(*tasks[key])`` for every key in pools of `workers` processes, surviving lost workers.
 
-    `running()` names the keys whose tasks were running at that moment (the
-    workers record them; it is called after a pool broke). `done(key, future)`
-    gets each task that finished, well or with an exception; `lost(key)` each
-    task whose worker was lost `retries` + 1 times.
+    `running()`, called after a pool broke, names the keys whose workers were
+    lost while running them (each worker records its task, and a worker the
+    pool terminates clears its record). `done(key, future)` gets each task
+    that finished, well or with an exception; `lost(key)` each task whose
+    worker was lost `retries` + 1 times.
     """
     losses: Counter = Counter()
     pending = dict(tasks)
+    unexplained = 0  # breaks no worker's record explains (a worker lost between tasks)
     while pending:
         broken = []
         with ProcessPoolExecutor(workers, mp_context=context, initializer=initializer, initargs=initargs) as pool:
@@ -42,8 +45,12 @@ def run_surviving_losses(function: Callable, tasks: dict[Hashable, tuple], worke
         pending = {key: tasks[key] for key in broken}
         if not broken:
             return
-        # If no worker said what it was running (it died before it could), every unfinished task is charged.
-        charged = (running() & set(broken)) or set(broken)
+        charged = running() & set(broken)
+        if not charged:
+            unexplained += 1
+            # A pool that keeps breaking with no task to blame would never finish: then every task left is lost.
+            charged = set(broken) if unexplained > retries + 1 else set()
+            log.warning("lost a grading worker process between submissions: grading the rest in a fresh one")
         for key in sorted(charged, key=str):
             losses[key] += 1
             if losses[key] > retries:
