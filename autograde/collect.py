@@ -1,24 +1,46 @@
 """Collect submissions as instructors get them into nbgrader's submitted layout.
 
-Accepted inputs: nbgrader's own layout (``<student>/<assignment>/<assignment>.ipynb``),
-an LMS export (``<student>_<anything>.ipynb`` files, or ``<student>/<file>.ipynb``
-folders), as a folder or a zip file. File names such as ``Copy of
-01-weighted-sum (1).ipynb`` are recognised. Every file that cannot be matched to
-a student and an assignment is reported, never silently dropped; the inputs are
-only read.
+Accepted inputs: an LMS export (Canvas, Moodle, Blackboard, Google Classroom,
+Gradescope; see :mod:`autograde.lms`), nbgrader's own layout
+(``<student>/<assignment>/<assignment>.ipynb``), one folder per student or
+``<student>_<anything>.ipynb`` files, as a folder or a zip file, also wrapped in
+one top folder. File names such as ``Copy of 01-weighted-sum (1).ipynb`` are
+recognised. Every file that cannot be matched to a student and an assignment is
+reported, never silently dropped; the inputs are only read. A zip is extracted,
+safely, into a scratch folder that is removed before :func:`collect` returns.
 """
 from __future__ import annotations
 
 import csv
+import logging
+import os
 import re
 import shutil
+import stat
+import tempfile
+import time
 import zipfile
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
-# The student id of a flat LMS file is what precedes the first underscore.
-DEFAULT_STUDENT_PATTERN = r"^(?P<student>[^_/]+)_"
+from traitlets import Integer
+from traitlets.config import Configurable
+
+from . import lms
+from .lms import DEFAULT_STUDENT_PATTERN
+
+__all__ = ["DEFAULT_STUDENT_PATTERN", "Collect", "Collected", "Unmatched", "clean_stem", "collect", "match_assignment",
+           "write_unmatched"]
+
+log = logging.getLogger(__name__)
 _NOISE = re.compile(r"^copy of |\s*\(\d+\)$|-checkpoint$|\s+copy$", re.IGNORECASE)
+
+
+class Collect(Configurable):
+    """How exports are read (``c.Collect.<name>`` in nbgrader_config.py)."""
+
+    max_unzipped_mib = Integer(4096, help="largest total size in MiB a zip of submissions may expand to; a larger "
+                                          "one (a zip bomb) is refused before anything is extracted").tag(config=True)
 
 
 @dataclass
@@ -48,73 +70,193 @@ def match_assignment(name: str, assignments: list[str]) -> str | None:
     return hits[0] if len(hits) == 1 else None
 
 
-def _files(source: Path, scratch: Path) -> tuple[Path, list[Path]]:
-    """The folder to read and the files in it; a zip is extracted into `scratch` first, safely."""
-    if source.is_file() and zipfile.is_zipfile(source):
-        root = scratch / "unzipped"
-        with zipfile.ZipFile(source) as archive:
-            for member in archive.infolist():
-                target = (root / member.filename).resolve()
-                if not str(target).startswith(str(root.resolve())) or member.is_dir():
-                    continue  # never write outside the scratch folder
-                target.parent.mkdir(parents=True, exist_ok=True)
+def _junk(name: str) -> bool:
+    return name.startswith(".") or name == "__MACOSX"
+
+
+def _unsafe(member: zipfile.ZipInfo, name: str) -> str | None:
+    """Why an archive member must not be extracted, or None."""
+    if name.startswith("/") or re.match(r"^[A-Za-z]:", name):
+        return "refused: an absolute path in the archive"
+    if ".." in PurePosixPath(name).parts:
+        return "refused: a path in the archive that climbs out of it (..)"
+    if stat.S_ISLNK(member.external_attr >> 16):
+        return "refused: a symbolic link in the archive"
+    return None
+
+
+def _size(n: int) -> str:
+    return f"{n / 2**30:.1f} GiB" if n >= 2**30 else f"{n / 2**20:.1f} MiB"
+
+
+def _extract(source: Path, root: Path, limit_mib: int) -> list[Unmatched]:
+    """Extract the zip `source` into `root`; return the members refused. Raises ValueError for a zip bomb.
+
+    Each file keeps the date the archive records for it (``ZipInfo.date_time``),
+    so that "newest" means newest in the archive, not last extracted.
+    """
+    refused = []
+    with zipfile.ZipFile(source) as archive:
+        members = [m for m in archive.infolist() if not m.is_dir()]
+        # zipfile never yields more than a member's recorded size, so the recorded sizes bound what is written.
+        total = sum(m.file_size for m in members)
+        room = shutil.disk_usage(root.parent).free
+        if total > limit_mib * 2**20 or total > room:
+            largest = max(members, key=lambda m: m.file_size)
+            raise ValueError(
+                f"refusing to extract {source}: its {len(members)} file(s) would take {_size(total)} "
+                f"(the largest, {largest.filename}, {_size(largest.file_size)} from {_size(largest.compress_size)}), "
+                + (f"more than the limit of {_size(limit_mib * 2**20)} (c.Collect.max_unzipped_mib in "
+                   "autograde/nbgrader_config.py)" if total > limit_mib * 2**20 else
+                   f"more than the {_size(room)} free on the disk") + ". An export of notebooks is far smaller: "
+                "this looks like a zip bomb. If the archive is genuine, raise the limit or extract it yourself.")
+        root.mkdir(parents=True, exist_ok=True)
+        for member in members:
+            name = member.filename.replace("\\", "/")  # some Windows tools write backslashes
+            problem = _unsafe(member, name)
+            target = root / name
+            if problem is None and not target.resolve().is_relative_to(root.resolve()):
+                problem = "refused: a path that leads out of the archive's folder"
+            if problem is not None:
+                refused.append(Unmatched(name, problem))
+                continue
+            target.parent.mkdir(parents=True, exist_ok=True)
+            try:
                 with archive.open(member) as src, open(target, "wb") as dst:
                     shutil.copyfileobj(src, dst)
-        source = root
-    if not source.is_dir():
-        raise NotADirectoryError(f"{source} is neither a folder nor a zip file of submissions")
-    files = sorted(p for p in source.rglob("*") if p.is_file() and not any(part.startswith(".") or part == "__MACOSX"
-                                                                               for part in p.relative_to(source).parts))
-    return source, files
+            except (zipfile.BadZipFile, RuntimeError, OSError, EOFError) as e:  # damaged, encrypted, unreadable
+                target.unlink(missing_ok=True)
+                refused.append(Unmatched(name, f"could not be extracted: {e}"))
+                continue
+            stamp = time.mktime(member.date_time + (0, 0, -1))
+            os.utime(target, (stamp, stamp))
+    return refused
+
+
+def _walk(root: Path) -> tuple[list[PurePosixPath], list[Unmatched]]:
+    """The files under `root` (relative, hidden ones and __MACOSX left out), and the symbolic links refused."""
+    files, refused = [], []
+    for folder, dirs, names in os.walk(root):  # (does not follow links to folders)
+        here = Path(folder)
+        for d in [d for d in dirs if (here / d).is_symlink()]:
+            refused.append(Unmatched(str((here / d).relative_to(root)), "refused: a symbolic link (not followed)"))
+        dirs[:] = sorted(d for d in dirs if not _junk(d) and not (here / d).is_symlink())
+        for name in sorted(names):
+            rel = PurePosixPath((here / name).relative_to(root).as_posix())
+            if _junk(name):
+                continue
+            if (here / name).is_symlink():
+                refused.append(Unmatched(str(rel), "refused: a symbolic link (not followed)"))
+            else:
+                files.append(rel)
+    return files, refused
+
+
+def _unwrap(top: Path, assignments: list[str], pattern: str | None) -> Path:
+    """The folder of `top` that holds the class: single wrapping folders (``export/``) are not students."""
+    root = top
+    while True:
+        entries = [p for p in root.iterdir() if not _junk(p.name)]
+        if len(entries) != 1 or not entries[0].is_dir():
+            return root
+        inner = entries[0]
+        if lms.student_folder(inner.name) or any((inner / a / f"{a}.ipynb").is_file() for a in assignments):
+            return root  # one student's folder, by an LMS's naming or nbgrader's layout
+        kids = [p for p in inner.iterdir() if not _junk(p.name)]
+        folders = sum(1 for k in kids if k.is_dir())
+        flat = [k.name for k in kids if k.is_file()]
+        if (inner / lms.GRADESCOPE_METADATA).is_file() or folders >= 2 or len(lms.flat_students(flat, pattern)) >= 2:
+            log.info("read the export's top folder %r as a wrapper around the class, not as a student",
+                     f"{inner.relative_to(top)}/")
+            root = inner
+        else:
+            return root
 
 
 @dataclass
 class Collected:
-    """What collect found: notebooks by (student, assignment), files left out, and every student."""
+    """What collect found: notebooks by (student, assignment), files left out, every student, and the LMS's say."""
 
     submissions: dict[tuple[str, str], Path]
     unmatched: list[Unmatched]
     students: list[str]
+    layout: str = ""  # the title of the export layout recognised
+    lms_ids: dict[str, str] = field(default_factory=dict)  # student id -> the LMS's own user id
+    notes: dict[tuple[str, str], list[str]] = field(default_factory=dict)  # what the LMS said (late)
 
 
-def collect(source: Path, dest: Path, assignments: list[str], student_pattern: str = DEFAULT_STUDENT_PATTERN,
-            roster: Path | None = None) -> Collected:
+def collect(source: Path, dest: Path, assignments: list[str], student_pattern: str | None = None,
+            roster: Path | None = None, lms_name: str | None = None, settings: Collect | None = None) -> Collected:
     """Copy every recognised submission under `source` to ``dest/<student>/<a>/<a>.ipynb``.
 
-    The students are those of the roster if one is given (a roster CSV has a
-    ``student_id`` column; submissions of anyone else are reported, not
-    graded), else everyone with a matched notebook or a top-level folder. Where
-    a student has several notebooks for one assignment, the most recently
-    modified one is graded and the others are reported.
+    The export's layout is recognised (:func:`autograde.lms.recognise`)
+    unless `lms_name` forces one or `student_pattern` gives the regular
+    expression that reads student ids from flat file names. The students are
+    those of the roster if one is given (a roster CSV has a ``student_id``
+    column; submissions of anyone else are reported, not graded), else everyone
+    with a matched notebook or a folder of their own. Where a student has several
+    notebooks for one assignment, the latest is graded (by the attempt the
+    LMS's naming records, else by the file's date, in a zip the archive's) and
+    the others are reported.
     """
     source, dest = Path(source), Path(dest)
-    pattern = re.compile(student_pattern)
-    root, files = _files(source, dest.parent / f".{dest.name}-scratch")
-    folders = {p.name for p in root.iterdir() if p.is_dir() and not p.name.startswith(".") and p.name != "__MACOSX"}
-    candidates: dict[tuple[str, str], list[Path]] = {}
-    unmatched: list[Unmatched] = []
-    for path in files:
-        rel = path.relative_to(root)
-        parts = rel.parts
-        if path.suffix.lower() != ".ipynb":
-            unmatched.append(Unmatched(str(rel), "not a notebook (.ipynb)"))
-            continue
-        if len(parts) == 3 and parts[1] in assignments and parts[2] == f"{parts[1]}.ipynb":
-            student, assignment = parts[0], parts[1]  # nbgrader's submitted layout
+    settings = settings or Collect()
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    # A fresh scratch folder each run, always removed: an earlier export never leaks into this run.
+    with tempfile.TemporaryDirectory(prefix=".unzipped-", dir=dest.parent) as scratch:
+        if source.is_file() and zipfile.is_zipfile(source):
+            top = Path(scratch) / "export"
+            refused = _extract(source, top, settings.max_unzipped_mib)
+            top.mkdir(exist_ok=True)
+        elif source.is_dir():
+            top, refused = source, []
         else:
-            if len(parts) >= 2:
-                student = parts[0]
-            else:
-                found = pattern.search(parts[0])
-                student = found.group("student") if found else None
-            if not student:
-                unmatched.append(Unmatched(str(rel), "no student id in the path or file name"))
-                continue
-            assignment = match_assignment(parts[-1], assignments)
+            raise NotADirectoryError(f"{source} is neither a folder nor a zip file of submissions")
+        return _collect(top, refused, dest, assignments, student_pattern, roster, lms_name)
+
+
+def _collect(top: Path, refused: list[Unmatched], dest: Path, assignments: list[str], student_pattern: str | None,
+             roster: Path | None, lms_name: str | None) -> Collected:
+    root = _unwrap(top, assignments, student_pattern)
+    files, links = _walk(root)
+    unmatched = refused + links
+    layout, entries = lms.recognise(root, files, lms_name, student_pattern)
+    log.info("recognised the export's layout: %s", layout.title)
+    where = root.relative_to(top)
+
+    def shown(rel: PurePosixPath) -> str:  # paths in unmatched.csv start where the export does
+        return str(where / rel) if str(where) != "." else str(rel)
+
+    lms_ids: dict[str, set[str]] = {}
+    for found in entries.values():
+        for e in found:
+            lms_ids.setdefault(e.student, set()).update({e.lms_id} - {""})
+    # One name, several LMS users (two John Smiths): each keeps their user id in their student id.
+    renamed = {(e.student, e.lms_id): f"{e.student}-{e.lms_id}" if len(lms_ids[e.student]) > 1 and e.lms_id
+               else e.student for found in entries.values() for e in found}
+
+    candidates: dict[tuple[str, str], list[tuple[tuple, PurePosixPath, lms.Entry]]] = {}
+    folder_students = set()
+    for rel in files:
+        found = entries[rel]
+        if len(rel.parts) > 1:
+            folder_students.update(renamed[(e.student, e.lms_id)] for e in found)
+        if rel.suffix.lower() != ".ipynb":
+            unmatched.append(Unmatched(shown(rel), "not a notebook (.ipynb)"))
+            continue
+        if not found:
+            unmatched.append(Unmatched(shown(rel), f"no student id: the name does not follow {layout.title}'s naming"
+                                       if layout.name != "folders" else "no student id in the path or file name"))
+            continue
+        for e in found:
+            assignment = match_assignment(e.file_name, assignments) or (
+                match_assignment(e.context + ".ipynb", assignments) if e.context else None)
             if assignment is None:
-                unmatched.append(Unmatched(str(rel), f"the file name names none (or several) of: {', '.join(assignments)}"))
+                unmatched.append(Unmatched(shown(rel),
+                                           f"the file name names none (or several) of: {', '.join(assignments)}"))
                 continue
-        candidates.setdefault((student, assignment), []).append(path)
+            when = (e.attempt, (root / rel).stat().st_mtime, str(rel))
+            candidates.setdefault((renamed[(e.student, e.lms_id)], assignment), []).append((when, rel, e))
 
     roster_students: list[str] = []
     if roster is not None:
@@ -125,20 +267,27 @@ def collect(source: Path, dest: Path, assignments: list[str], student_pattern: s
             roster_students = [row["student_id"].strip() for row in reader if row["student_id"].strip()]
 
     submissions: dict[tuple[str, str], Path] = {}
-    for (student, assignment), paths in sorted(candidates.items()):
-        paths = sorted(paths, key=lambda p: (p.stat().st_mtime, str(p)), reverse=True)
-        for extra in paths[1:]:
-            unmatched.append(Unmatched(str(extra.relative_to(root)),
-                                       f"another notebook of {student} for {assignment} is newer: {paths[0].name}"))
+    notes: dict[tuple[str, str], list[str]] = {}
+    for (student, assignment), found in sorted(candidates.items()):
+        found = sorted(found, key=lambda c: c[0], reverse=True)
+        _, latest, entry = found[0]
+        for _, other, _ in found[1:]:
+            unmatched.append(Unmatched(shown(other),
+                                       f"another notebook of {student} for {assignment} is newer: {latest.name}"))
         if roster_students and student not in roster_students:
-            unmatched.append(Unmatched(str(paths[0].relative_to(root)), f"student {student!r} is not in the roster"))
+            unmatched.append(Unmatched(shown(latest), f"student {student!r} is not in the roster"))
             continue
         target = dest / student / assignment / f"{assignment}.ipynb"
         target.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(paths[0], target)
+        shutil.copyfile(root / latest, target)
         submissions[(student, assignment)] = target
-    students = roster_students or sorted(folders | {student for student, _ in submissions})
-    return Collected(submissions, unmatched, students)
+        if entry.late:
+            notes[(student, assignment)] = [f"{layout.title} marked this submission late"]
+    if layout.name in ("folders", "nbgrader"):  # a student's folder counts even when it holds no notebook
+        folder_students |= {p.name for p in root.iterdir() if p.is_dir() and not _junk(p.name)}
+    students = roster_students or sorted(folder_students | {student for student, _ in submissions})
+    ids = {renamed[key]: key[1] for key in renamed if key[1]}
+    return Collected(submissions, unmatched, students, layout.title, ids, notes)
 
 
 def write_unmatched(unmatched: list[Unmatched], path: Path) -> None:

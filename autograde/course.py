@@ -65,6 +65,31 @@ def cells_checking(grade_id: str, test_cells: list[str]) -> list[str]:
     return [c for c in test_cells if c == f"test_{grade_id}" or c.startswith(f"test_{grade_id}_")]
 
 
+def load_config() -> Config:
+    """The settings in ``autograde/nbgrader_config.py``: the one place grading's defaults are chosen."""
+    return PyFileConfigLoader(NBGRADER_CONFIG.name, path=str(NBGRADER_CONFIG.parent)).load_config()
+
+
+def configured(config: Config, cls: type, name: str):
+    """The value trait `name` of `cls` takes under `config`, as an instance would get it (subclass sections win)."""
+    value = cls.class_traits()[name].default_value
+    for klass in reversed(cls.mro()):
+        if klass.__name__ in config and name in config[klass.__name__]:
+            value = config[klass.__name__][name]
+    return value
+
+
+def grading_settings(timeout: int | None = None, kernel: dict | None = None) -> dict:
+    """The limits grading runs under: nbgrader_config.py's, with `timeout` and `kernel` (what the instructor typed) over them."""
+    from .execute import GuardedExecute, SandboxKernelManager
+
+    config = nbgrader_config(Path("."), timeout, kernel)
+    settings = {"timeout": configured(config, GuardedExecute, "timeout")}
+    for name in ("sandbox", "memory_mib", "file_size_mib", "max_processes", "disk_mib"):
+        settings[name] = configured(config, SandboxKernelManager, name)
+    return settings
+
+
 def nbgrader_config(root: Path, timeout: int | None = None, kernel: dict | None = None) -> Config:
     """This course's nbgrader configuration, with the course directory moved to `root`.
 
@@ -74,7 +99,7 @@ def nbgrader_config(root: Path, timeout: int | None = None, kernel: dict | None 
     `kernel` sets options of :class:`autograde.execute.SandboxKernelManager`
     (``sandbox``, ``memory_mib``, ``threads``, ...).
     """
-    config = PyFileConfigLoader(NBGRADER_CONFIG.name, path=str(NBGRADER_CONFIG.parent)).load_config()
+    config = load_config()
     if timeout is not None:
         config.Execute.timeout = timeout
     for name, value in (kernel or {}).items():

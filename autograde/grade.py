@@ -12,17 +12,19 @@ from __future__ import annotations
 import csv
 import functools
 import hashlib
+import importlib.metadata
 import json
 import multiprocessing
 import os
 import re
 import shutil
+import signal
 import socket
+import sys
 import tempfile
 import threading
 import time
 import warnings
-from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -31,16 +33,18 @@ from nbgrader.api import Gradebook, MissingEntry
 from sqlalchemy.exc import SAWarning
 from tqdm import tqdm
 
-from .collect import DEFAULT_STUDENT_PATTERN, collect, write_unmatched
-from .course import EXERCISES, SOLUTIONS, assignment_ids, make_course, source_notebook
-from .execute import defined_names
+from .collect import Collect, collect, write_unmatched
+from .course import EXERCISES, SOLUTIONS, assignment_ids, grading_settings, load_config, make_course, source_notebook
+from .execute import defined_names, remove_scratch_of
 from .normalise import rebuild, salvage
+from .pool import run_surviving_losses
 from .reference import solution_code
 from .sandbox import check_sandbox
 from .report import write_feedback, write_report
 
-SCORE_COLUMNS = ["student_id", "assignment", "grade_id", "score", "max_score", "status", "message"]
-GRADE_COLUMNS = ["student_id", "assignment", "score", "max_score"]
+
+SCORE_COLUMNS = ["student_id", "lms_user_id", "assignment", "grade_id", "score", "max_score", "status", "message"]
+GRADE_COLUMNS = ["student_id", "lms_user_id", "assignment", "score", "max_score"]
 
 
 class SandboxUnavailable(RuntimeError):
@@ -188,21 +192,51 @@ def autograde_one(api, student: str, assignment: str) -> str | None:
 _worker: dict = {}
 
 
-DEFAULT_MEMORY_MIB = 4096
-
-
-def _start_worker(base: Path, threads: int, timeout: int | None, memory_mib: int = DEFAULT_MEMORY_MIB,
-                  sandbox: bool = True) -> None:
+def _start_worker(base: Path, threads: int, timeout: int | None, kernel: dict | None = None) -> None:
     """Give this process its own nbgrader course folder under `base` (runs once per worker).
 
     Kernels started from here use at most `threads` threads for NumPy and
     PyTorch, so that parallel workers share the cores instead of fighting over
-    them, at most `memory_mib` MiB of address space, and run in the sandbox
-    unless `sandbox` is false.
+    them; `timeout` and `kernel` (options of
+    :class:`autograde.execute.SandboxKernelManager`) are what the instructor
+    typed over nbgrader_config.py's settings.
     """
     warnings.simplefilter("ignore", SAWarning)  # nbgrader's gradebook code trips SQLAlchemy autoflush warnings
-    kernel = {"threads": threads, "memory_mib": memory_mib, "sandbox": sandbox}
+    kernel = {**(kernel or {}), "threads": threads}
     _worker.update(root=Path(base) / f"worker-{os.getpid()}", api=None, assignments=set(), timeout=timeout, kernel=kernel)
+
+
+GRADING = "grading.json"  # in a worker's folder while it grades a submission: names it, should the worker be lost
+
+
+def _start_pool_worker(*args) -> None:
+    """:func:`_start_worker` for a process pool's worker, which clears its record when the pool ends it.
+
+    When one worker is lost, the pool terminates the others (SIGTERM): they
+    were not lost themselves, so only the lost worker's record remains.
+    """
+    _start_worker(*args)
+
+    def ended(signum, frame):
+        (_worker["root"] / GRADING).unlink(missing_ok=True)
+        remove_scratch_of(os.getpid())  # its kernels die with it (bubblewrap's --die-with-parent); not their folders
+        os._exit(128 + signum)
+
+    signal.signal(signal.SIGTERM, ended)
+
+
+def running_in(base: Path) -> set[tuple[str, str]]:
+    """The submissions the workers under `base` were grading (their records are removed, as are the kernel
+    folders of those workers, which were lost)."""
+    found = set()
+    for record in Path(base).glob(f"worker-*/{GRADING}"):
+        try:
+            found.add(tuple(json.loads(record.read_text())))
+        except (OSError, ValueError):
+            pass
+        record.unlink(missing_ok=True)
+        remove_scratch_of(int(record.parent.name.split("-")[-1]))
+    return found
 
 
 @dataclass
@@ -231,17 +265,27 @@ def _answer_names(assignment: str) -> dict[str, frozenset]:
             for c in cells if c.metadata.get("nbgrader", {}).get("solution")}
 
 
+def _cell_name(notebook: nbformat.NotebookNode, index: int) -> str:
+    return notebook.cells[index].metadata.get("nbgrader", {}).get("grade_id") or f"number {index + 1}"
+
+
 def execution_notes(executed: nbformat.NotebookNode) -> list[str]:
-    """Notes on what GuardedExecute did to an executed notebook: restorations, dead kernels, cut outputs."""
+    """Notes on what GuardedExecute saw in an executed notebook: restorations, dead kernels and their last words,
+    cells stopped at the time limit, cut outputs."""
     notes = []
     meta = executed.metadata.get("autograde", {})
     if meta.get("restored"):
         notes.append("before the tests ran, the grader undid changes the notebook made to what tests rely on: "
                      + "; ".join(meta["restored"][:10]))
     for index in meta.get("kernel_died_in", []):
-        cell = executed.cells[index]
-        name = cell.metadata.get("nbgrader", {}).get("grade_id") or f"number {index + 1}"
-        notes.append(f"the kernel died in cell {name}; that cell was skipped and the notebook graded without it")
+        last = meta.get("last_words", {}).get(str(index))
+        notes.append(f"the kernel died in cell {_cell_name(executed, index)}; that cell was skipped and the notebook "
+                     "graded without it" + (f". The kernel's last words: {last}" if last else ""))
+    for index in meta.get("timed_out", []):
+        cell = executed.cells[index].metadata.get("nbgrader", {})
+        if not (cell.get("grade") and not cell.get("solution")):  # (a test cell's timeout is its status)
+            notes.append(f"cell {_cell_name(executed, index)} was stopped at the time limit before it finished; "
+                         "what it had defined by then was kept, and the tests ran on that")
     cut = [i for i, c in enumerate(executed.cells) if any("by the grader]" in o.get("text", "") for o in c.get("outputs", []))]
     if cut:
         notes.append(f"the output of {len(cut)} cell(s) was cut short (too long)")
@@ -255,6 +299,9 @@ def grade_submission(student: str, assignment: str, notebook: Path) -> Graded:
     so copied, deleted, moved or unlabelled cells cost nothing. Whatever goes
     wrong, the submission gets rows: the batch goes on.
     """
+    record = _worker["root"] / GRADING
+    record.parent.mkdir(parents=True, exist_ok=True)
+    record.write_text(json.dumps([student, assignment]))
     try:
         return _grade_submission(student, assignment, notebook)
     except Exception as e:  # a notebook no one foresaw must not stop the class's grading
@@ -262,6 +309,8 @@ def grade_submission(student: str, assignment: str, notebook: Path) -> Graded:
 
         traceback.print_exc()
         return grader_failure(student, assignment, e)
+    finally:
+        record.unlink(missing_ok=True)
 
 
 def _grade_submission(student: str, assignment: str, notebook: Path) -> Graded:
@@ -292,7 +341,7 @@ _remote_lock = threading.Lock()
 
 
 def grade_remote(student: str, assignment: str, notebook: bytes, threads: int, timeout: int | None,
-                 memory_mib: int = DEFAULT_MEMORY_MIB, sandbox: bool = True) -> Graded:
+                 kernel: dict | None = None) -> Graded:
     """Grade one notebook given as bytes on a Dask worker, in a course private to the worker process.
 
     The worker may be on another machine, so the notebook travels as bytes and
@@ -301,10 +350,10 @@ def grade_remote(student: str, assignment: str, notebook: bytes, threads: int, t
     """
     with _remote_lock:
         if not _worker:
-            problem = check_sandbox() if sandbox else None
+            problem = check_sandbox() if grading_settings(timeout, kernel)["sandbox"] else None
             if problem is not None:  # on this worker's machine: stop the run rather than grade unsandboxed
                 raise SandboxUnavailable(f"on Dask worker {socket.gethostname()}: {problem}")
-            _start_worker(Path(tempfile.mkdtemp(prefix="autograde-worker-")), threads, timeout, memory_mib, sandbox)
+            _start_worker(Path(tempfile.mkdtemp(prefix="autograde-worker-")), threads, timeout, kernel)
         incoming = _worker["root"] / "incoming" / student / f"{assignment}.ipynb"
         incoming.parent.mkdir(parents=True, exist_ok=True)
         incoming.write_bytes(notebook)
@@ -312,31 +361,39 @@ def grade_remote(student: str, assignment: str, notebook: bytes, threads: int, t
 
 
 def grade(submissions: Path, out: Path, assignments: list[str] | None = None, progress: bool = True,
-          jobs: int | None = None, roster: Path | None = None,
-          student_pattern: str = DEFAULT_STUDENT_PATTERN, timeout: int | None = None,
-          scheduler: str | None = None, memory_mib: int = DEFAULT_MEMORY_MIB, sandbox: bool = True) -> list[CellResult]:
+          jobs: int | None = None, roster: Path | None = None, student_pattern: str | None = None,
+          timeout: int | None = None, scheduler: str | None = None, memory_mib: int | None = None,
+          sandbox: bool | None = None, processes: int | None = None, disk_mib: int | None = None,
+          lms: str | None = None) -> list[CellResult]:
     """Autograde every submission in `submissions`; write scores.csv, grades.csv and unmatched.csv into `out`.
 
     `submissions` is a folder or zip in nbgrader's submitted layout or as an
-    LMS exports it (see :mod:`autograde.collect`). Every student gets rows for
-    each of `assignments` (default: every assignment that anyone submitted),
-    with status ``missing`` where they have no notebook. Grades `jobs`
-    submissions at a time (default: one per CPU core), each worker process in
-    its own nbgrader course under ``out/nbgrader``; `timeout` is the time
-    limit of one cell in seconds (default: nbgrader_config.py's). With
+    LMS exports it (see :mod:`autograde.collect`; `lms` forces a layout,
+    `student_pattern` reads student ids from flat file names). Every student
+    gets rows for each of `assignments` (default: every assignment that anyone
+    submitted), with status ``missing`` where they have no notebook. Grades
+    `jobs` submissions at a time (default: one per CPU core), each worker
+    process in its own nbgrader course under ``out/nbgrader``. With
     `scheduler`, the address of a Dask distributed scheduler, the notebooks are
-    graded on that cluster's workers instead. Each kernel may use at most
-    `memory_mib` MiB of address space and runs in a bubblewrap sandbox
-    (:mod:`autograde.sandbox`) unless `sandbox` is false; when no sandbox can
-    be made, :class:`SandboxUnavailable` is raised before anything is graded.
-    Writes notes.csv (what was repaired or flagged per submission), per-student
-    feedback and report.html. Returns the rows of
-    scores.csv. A submission that cannot be graded gets rows with status
-    ``missing``, ``error`` or ``timeout`` and no points; it never stops the others.
+    graded on that cluster's workers instead. The limits are nbgrader_config.py's,
+    and each of `timeout` (seconds per cell), `memory_mib` (address space),
+    `processes`, `disk_mib` and `sandbox` replaces its setting where given
+    (:class:`autograde.execute.SandboxKernelManager`). Kernels run in a
+    bubblewrap sandbox (:mod:`autograde.sandbox`) unless the sandbox is off;
+    when no sandbox can be made, :class:`SandboxUnavailable` is raised before
+    anything is graded. Writes notes.csv (what was repaired or flagged per
+    submission), per-student feedback and report.html, each with the LMS's user
+    id beside the student id. Returns the rows of scores.csv. A submission
+    that cannot be graded gets rows with status ``missing``, ``error`` or
+    ``timeout`` and no points; it never stops the others.
     """
     started = time.perf_counter()
     submissions, out = Path(submissions), Path(out)
-    if sandbox and scheduler is None:  # (Dask workers check on their own machines)
+    # Only what the instructor typed goes over nbgrader_config.py's settings.
+    kernel = {name: value for name, value in [("memory_mib", memory_mib), ("max_processes", processes),
+                                              ("disk_mib", disk_mib), ("sandbox", sandbox)] if value is not None}
+    settings = grading_settings(timeout, kernel)
+    if settings["sandbox"] and scheduler is None:  # (Dask workers check on their own machines)
         problem = check_sandbox()
         if problem is not None:
             raise SandboxUnavailable(problem)
@@ -348,20 +405,21 @@ def grade(submissions: Path, out: Path, assignments: list[str] | None = None, pr
         if folder.exists():
             shutil.rmtree(folder)  # a fresh course each run: grades never mix with an earlier run's
     out.mkdir(parents=True, exist_ok=True)
-    collected = collect(submissions, out / "submitted", assignments or known, student_pattern, roster)
+    collected = collect(submissions, out / "submitted", assignments or known, student_pattern, roster, lms,
+                        Collect(config=load_config()))
     write_unmatched(collected.unmatched, out / "unmatched.csv")
     chosen = assignments or sorted({a for _, a in collected.submissions}) or known
     found = {(s, a): collected.submissions.get((s, a)) for s in collected.students for a in chosen}
     base = out / "nbgrader"
 
-    results: dict[tuple[str, str], list[CellResult]] = {}
+    results: dict[tuple[str, str], Graded] = {}
     for (student, assignment), notebook in found.items():
         if notebook is None:
             message = f"missing: no notebook for {assignment} in the submission"
             results[(student, assignment)] = Graded(results_for(base, None, student, assignment, message))
-    # Results of earlier runs are reused when neither the notebook, the exercise's source nor the
-    # time limit changed: re-running is idempotent and a late submission is graded alone.
-    keys = {(s, a): result_key(found[(s, a)], a, timeout) for (s, a) in found if (s, a) not in results}
+    # Results of earlier runs are reused when nothing a grade depends on changed (result_key): re-running is
+    # idempotent and a late submission is graded alone.
+    keys = {(s, a): result_key(found[(s, a)], a, settings) for (s, a) in found if (s, a) not in results}
     for student, assignment in keys:
         cached = load_result(out, student, assignment, keys[(student, assignment)])
         if cached is not None:
@@ -378,48 +436,70 @@ def grade(submissions: Path, out: Path, assignments: list[str] | None = None, pr
                 outcome = outcome.result()
             except SandboxUnavailable:
                 raise
-            except Exception as e:  # the worker process or machine was lost (killed, out of memory)
+            except Exception as e:  # the worker machine was lost (Dask), or the grader failed outside a notebook
                 outcome = grader_failure(*key, e)
         results[key] = outcome
         if outcome.keep:
             save_result(out, *key, keys[key], outcome)
         bar.update()
+
+    def lost(key: tuple[str, str]) -> None:
+        finish(key, grader_failure(*key, RuntimeError("the worker process grading it was lost twice (killed, or "
+                                                      "out of memory)")))
     if scheduler is not None:
         from distributed import Client, as_completed as dask_completed
 
         with Client(scheduler, timeout="30s") as client:
-            futures = {client.submit(grade_remote, s, a, nb.read_bytes(), 1, timeout, memory_mib, sandbox,
-                                     pure=False): (s, a)
+            futures = {client.submit(grade_remote, s, a, nb.read_bytes(), 1, timeout, kernel, pure=False): (s, a)
                        for s, a, nb in todo}
             for future in dask_completed(list(futures)):
                 finish(futures[future], future)
     elif jobs == 1:
-        _start_worker(base, os.cpu_count() or 1, timeout, memory_mib, sandbox)
+        _start_worker(base, os.cpu_count() or 1, timeout, kernel)
         for student, assignment, notebook in todo:
             finish((student, assignment), grade_submission(student, assignment, notebook))
     else:
-        context = multiprocessing.get_context("spawn")  # no zmq or sqlite state inherited from this process
-        with ProcessPoolExecutor(jobs, mp_context=context, initializer=_start_worker,
-                                 initargs=(base, max(1, (os.cpu_count() or 1) // jobs), timeout, memory_mib, sandbox)) as pool:
-            futures = {pool.submit(grade_submission, *job): job[:2] for job in todo}
-            for future in as_completed(futures):
-                finish(futures[future], future)
+        run_surviving_losses(grade_submission, {(s, a): (s, a, nb) for s, a, nb in todo}, jobs,
+                             multiprocessing.get_context("spawn"),  # no zmq or sqlite state inherited from here
+                             _start_pool_worker, (base, max(1, (os.cpu_count() or 1) // jobs), timeout, kernel),
+                             lambda: running_in(base), finish, lost)
     bar.close()
     rows = [row for key in found for row in results[key].rows]
-    notes = {key: results[key].notes for key in found if results[key].notes}
-    write_csvs(rows, out)
-    write_notes(notes, out / "notes.csv")
-    write_feedback(rows, out / "feedback", notes)
+    notes = {key: collected.notes.get(key, []) + results[key].notes for key in found
+             if collected.notes.get(key) or results[key].notes}
+    write_csvs(rows, out, collected.lms_ids)
+    write_notes(notes, out / "notes.csv", collected.lms_ids)
+    write_feedback(rows, out / "feedback", notes, collected.lms_ids)
     write_report(rows, out / "report.html", time.perf_counter() - started, len(todo), notes)
     grade.last_run = {"graded": len(todo), "reused": reused}  # for the command line's summary
     return rows
 
 
-def result_key(notebook: Path, assignment: str, timeout: int | None) -> str:
-    """A hash of everything a submission's grade depends on: the notebook, the exercise source, the time limit."""
+@functools.lru_cache(maxsize=None)
+def grader_fingerprint() -> str:
+    """A hash of the grader itself: this package's code and settings (nbgrader_config.py) and the versions it runs on."""
+    h = hashlib.sha256(sys.version.encode())
+    for path in sorted(Path(__file__).resolve().parent.glob("*.py")):
+        h.update(path.name.encode() + b"\0" + path.read_bytes())
+    for package in ("nbgrader", "nbclient", "nbconvert", "nbformat", "ipykernel", "jupyter_client", "numpy", "torch"):
+        try:
+            h.update(f"{package}=={importlib.metadata.version(package)}".encode())
+        except importlib.metadata.PackageNotFoundError:
+            h.update(f"{package} absent".encode())
+    return h.hexdigest()
+
+
+def result_key(notebook: Path, assignment: str, settings: dict) -> str:
+    """A hash of everything a submission's grade depends on.
+
+    The notebook, the exercise's source, the effective limits (`settings`, as
+    :func:`autograde.course.grading_settings` gives them, so a default changed in
+    nbgrader_config.py counts too) and the grader's code and configuration.
+    """
     h = hashlib.sha256(notebook.read_bytes())
     h.update((SOLUTIONS / assignment / f"{assignment}.py").read_bytes())
-    h.update(repr(timeout).encode())  # the memory limit is not part of the key: it only matters for broken notebooks
+    h.update(json.dumps(settings, sort_keys=True).encode())
+    h.update(grader_fingerprint().encode())
     return h.hexdigest()
 
 
@@ -446,22 +526,27 @@ def save_result(out: Path, student: str, assignment: str, key: str, graded: Grad
     path.write_text(json.dumps({"key": key, "rows": [asdict(r) for r in graded.rows], "notes": graded.notes}))
 
 
-def write_notes(notes: dict[tuple[str, str], list[str]], path: Path) -> None:
-    """Write notes.csv: one row per note (student_id, assignment, note)."""
+def write_notes(notes: dict[tuple[str, str], list[str]], path: Path, lms_ids: dict[str, str] | None = None) -> None:
+    """Write notes.csv: one row per note (student_id, lms_user_id, assignment, note)."""
+    lms_ids = lms_ids or {}
     with open(path, "w", newline="") as f:
         writer = csv.writer(f)
-        writer.writerow(["student_id", "assignment", "note"])
+        writer.writerow(["student_id", "lms_user_id", "assignment", "note"])
         for (student, assignment), lines in notes.items():
-            writer.writerows([student, assignment, line] for line in lines)
+            writer.writerows([student, lms_ids.get(student, ""), assignment, line] for line in lines)
 
 
-def write_csvs(rows: list[CellResult], out: Path) -> None:
-    """Write scores.csv (one row per test cell) and grades.csv (one row per submission) into `out`."""
+def write_csvs(rows: list[CellResult], out: Path, lms_ids: dict[str, str] | None = None) -> None:
+    """Write scores.csv (one row per test cell) and grades.csv (one row per submission) into `out`.
+
+    `lms_ids` maps student ids to the LMS's own user ids (column lms_user_id, empty where unknown).
+    """
+    lms_ids = lms_ids or {}
     out.mkdir(parents=True, exist_ok=True)
     with open(out / "scores.csv", "w", newline="") as f:
         writer = csv.DictWriter(f, fieldnames=SCORE_COLUMNS)
         writer.writeheader()
-        writer.writerows(asdict(r) for r in rows)
+        writer.writerows({**asdict(r), "lms_user_id": lms_ids.get(r.student_id, "")} for r in rows)
     totals: dict[tuple[str, str], list[float]] = {}
     for r in rows:
         total = totals.setdefault((r.student_id, r.assignment), [0.0, 0.0])
@@ -471,4 +556,4 @@ def write_csvs(rows: list[CellResult], out: Path) -> None:
         writer = csv.writer(f)
         writer.writerow(GRADE_COLUMNS)
         for (student, assignment), (score, max_score) in totals.items():
-            writer.writerow([student, assignment, score, max_score])
+            writer.writerow([student, lms_ids.get(student, ""), assignment, score, max_score])

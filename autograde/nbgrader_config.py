@@ -42,10 +42,18 @@ c.Execute.timeout = 60
 # Graded kernels are killed, not asked to shut down: nothing in them needs saving (saves ~0.2 s a notebook).
 c.Execute.shutdown_kernel = "immediate"
 
-# Student code runs in a bubblewrap sandbox (see autograde/sandbox.py) with these limits.
+# Student code runs in a bubblewrap sandbox (see autograde/sandbox.py) with these limits. These are the
+# defaults of `python -m autograde grade` too: its options (--timeout, --memory, ...) override only what is typed.
 c.SandboxKernelManager.sandbox = True
-c.SandboxKernelManager.memory_mib = 4096
-c.SandboxKernelManager.file_size_mib = 512
+c.SandboxKernelManager.memory_mib = 4096  # address space of a kernel
+c.SandboxKernelManager.file_size_mib = 512  # largest file a kernel may write
+c.SandboxKernelManager.max_processes = 128  # processes and threads beyond NumPy's and PyTorch's pools (0: no limit)
+c.SandboxKernelManager.disk_mib = 512  # the sandbox's /tmp, home included: all a kernel may write (in memory)
+
+# Reading exports: a zip that would expand to more than this is refused as a zip bomb.
+c.Collect.max_unzipped_mib = 4096
+# Filling an LMS gradebook (--gradebook): students there who handed nothing in get "zero", or "blank" (left as is).
+c.GradebookExport.missing = "blank"
 
 # nbgrader's default autograde steps, with execution hardened against broken and hostile
 # submissions (autograde/execute.py), plus: stderr of a test cell is not a failure.

@@ -32,6 +32,11 @@ def _nbgrader(cell) -> dict:
     return meta
 
 
+def _lines(source: str) -> list[str]:
+    """A cell's source as lines without trailing blanks: what an editor may change unasked does not count."""
+    return [line.rstrip() for line in source.strip().splitlines()]
+
+
 def salvage(content) -> nbformat.NotebookNode | None:
     """A valid notebook with the cells of `content`, parsed JSON that nbformat rejects; None if it has no cells.
 
@@ -73,6 +78,7 @@ def rebuild(submitted: nbformat.NotebookNode, released: nbformat.NotebookNode,
     answers = {_nbgrader(c)["grade_id"]: c for c in released.cells if _nbgrader(c).get("solution")}
     other_ids = {_nbgrader(c).get("grade_id") for c in released.cells if _nbgrader(c).get("grade_id")} - set(answers)
     released_sources = {c.source.strip() for c in released.cells}
+    released_by_id = {_nbgrader(c)["grade_id"]: c for c in released.cells if _nbgrader(c).get("grade_id")}
     chosen: dict[str, nbformat.NotebookNode] = {}
     added: dict[str | None, list] = {}  # grade id of the released cell a student cell follows -> its own cells
     notes: list[str] = []
@@ -90,6 +96,9 @@ def rebuild(submitted: nbformat.NotebookNode, released: nbformat.NotebookNode,
         elif grade_id in other_ids:
             if grade_id in seen:
                 notes.append(f"a copy of the given or test cell {grade_id!r} was left out")
+            elif _lines(cell.source) != _lines(released_by_id[grade_id].source):
+                kind = "test" if _nbgrader(released_by_id[grade_id]).get("grade") else "given"
+                notes.append(f"the {kind} cell {grade_id!r} had been edited; the released version was run instead")
             seen.add(grade_id)
             anchor = grade_id  # the released version of a given or test cell is used
             continue

@@ -39,13 +39,14 @@ def _page(title: str, body: str) -> str:
     return f"<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'><title>{html.escape(title)}</title>{STYLE}</head><body>{body}</body></html>"
 
 
-def write_feedback(rows, folder: Path, notes: dict | None = None) -> list[Path]:
+def write_feedback(rows, folder: Path, notes: dict | None = None, lms_ids: dict | None = None) -> list[Path]:
     """Write ``folder/<student_id>.html`` for every student; returns the paths.
 
     `notes` maps (student_id, assignment) to sentences on what the grader
     repaired or flagged in that notebook; they are shown above its table.
+    `lms_ids` maps student ids to the LMS's user ids, shown beside them.
     """
-    notes = notes or {}
+    notes, lms_ids = notes or {}, lms_ids or {}
     folder.mkdir(parents=True, exist_ok=True)
     by_student: dict[str, dict[str, list]] = defaultdict(lambda: defaultdict(list))
     for r in rows:
@@ -53,6 +54,8 @@ def write_feedback(rows, folder: Path, notes: dict | None = None) -> list[Path]:
     written = []
     for student, assignments in sorted(by_student.items()):
         parts = [f"<h1>Feedback for {html.escape(student)}</h1>"]
+        if lms_ids.get(student):
+            parts.append(f"<p>LMS user id: {html.escape(lms_ids[student])}</p>")
         for assignment, cells in assignments.items():
             score, total = sum(c.score for c in cells), sum(c.max_score for c in cells)
             parts.append(f"<h2>{html.escape(assignment)}: {score:g} / {total:g} points</h2>")

@@ -11,16 +11,35 @@ package (``bubblewrap``) and a kernel that talks to the grader over Unix sockets
 (jupyter's IPC transport) in the scratch directory, since TCP cannot cross
 network namespaces.
 
+Processes and disk: the kernel's /tmp (which holds its home and working
+directory) and /dev/shm are tmpfs of ``--disk`` MiB each, the only writable
+places in the sandbox, so a notebook cannot fill the grader's disk (or memory)
+with many files. ``RLIMIT_NPROC`` is
+set inside the sandbox, where it is counted per user namespace (unprivileged
+bubblewrap) or per user: when the grader runs as root, whom the kernel exempts
+from that limit, bubblewrap runs privileged and the sandbox's first process
+drops to a user id of its own (``SANDBOX_UID_BASE`` + the launcher's pid) before
+anything of the student's runs. Dropping to ``nobody`` before bubblewrap would
+not do: bubblewrap could then not read a Python installed in a folder only root
+may enter (``/root/.pyenv``, as on CI).
+
+The kernel's sockets live in that tmpfs too; the grader reaches them through
+``/proc/<pid>/root`` of the sandbox's first process, whose pid bubblewrap
+writes to ``sandbox.json`` (``--info-fd``) in the scratch folder.
+
 This file runs as a script from the kernel command line, before the kernel
 starts, so it uses only the standard library::
 
-    python sandbox.py [--memory MIB] [--file-size MIB] [--no-sandbox] -- python -m ipykernel_launcher -f CONN
+    python sandbox.py --memory MIB --file-size MIB --threads N --processes N --disk MIB [--no-sandbox] \
+        -- python -m ipykernel_launcher -f CONN
 
-The scratch directory is the folder of the connection file ``CONN``; it
-becomes the kernel's home, working directory and /tmp.
+The scratch folder is the folder of the connection file ``CONN``: it holds the
+connection file, ``kernel.log`` (the kernel's stdout and stderr) and
+``sandbox.json``; with ``--no-sandbox`` it is also the kernel's home and /tmp.
 """
 from __future__ import annotations
 
+import json
 import os
 import resource
 import shutil
@@ -35,16 +54,44 @@ SYSTEM_DIRS = ["/usr", "/bin", "/sbin", "/lib", "/lib64", "/lib32", "/libx32", "
                "/etc/ssl/certs"]
 SYSTEM_FILES = ["/etc/ld.so.cache", "/etc/localtime", "/etc/nsswitch.conf", "/etc/passwd", "/etc/group", "/etc/hosts",
                 "/etc/mime.types"]
-SANDBOX_UID = 1000  # the kernel's user id inside the sandbox (root outside only maps to it)
+SANDBOX_UID = 1000  # the kernel's user id inside an unprivileged sandbox (the grader's user outside)
+# When the grader is root, each sandbox runs as a user id of its own: this plus the launcher's pid (pid_max is at
+# most 2**22), below 2**31 and above the ranges container tools hand out.
+SANDBOX_UID_BASE = 2_000_000_000
+INFO_FILE = "sandbox.json"  # bubblewrap's --info-fd output, in the scratch folder
+KERNEL_IPC = "/tmp/.ipc/kernel"  # the kernel's sockets (ipc transport) inside the sandbox: <this>-<port>
+HOME = "/tmp/home"  # the kernel's home and working folder inside the sandbox
+
+# The sandbox's first process, as root only until it drops to the sandbox's user: set the process limit there,
+# where it counts the sandbox's own processes, make home and the socket folder, then start the kernel.
+INNER = """\
+import os, resource, sys
+uid, processes, home, ipc = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3], sys.argv[4]
+if os.getuid() == 0:
+    os.setgroups([])
+    os.setresgid(uid, uid, uid)
+    os.setresuid(uid, uid, uid)
+if processes > 0:
+    resource.setrlimit(resource.RLIMIT_NPROC, (processes, processes))
+for folder in (home, ipc):
+    os.makedirs(folder, exist_ok=True)
+os.chdir(home)
+os.execv(sys.argv[5], sys.argv[5:])
+"""
 
 
 def python_dirs() -> list[str]:
-    """The folders this Python's interpreter, standard library and packages live in (read-only in the sandbox)."""
-    found = {sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix}
+    """The folders this Python's interpreter, standard library and packages live in (read-only in the sandbox).
+
+    Both the paths Python reports and their real paths: a virtual environment
+    reached through a symbolic link must be found at either.
+    """
+    found = {sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix, os.path.dirname(sys.executable)}
     found.update(p for p in (sysconfig.get_paths().get(k) for k in ("stdlib", "platstdlib", "purelib", "platlib")) if p)
     found.add(os.path.dirname(os.path.realpath(sys.executable)))
+    found |= {os.path.realpath(p) for p in found}
     # Drop folders inside others, so each is bound once.
-    dirs = sorted({os.path.realpath(p) for p in found if os.path.isdir(p)})
+    dirs = sorted({os.path.normpath(p) for p in found if os.path.isdir(p)})
     return [d for d in dirs if not any(d != o and d.startswith(o + os.sep) for o in dirs)]
 
 
@@ -53,41 +100,74 @@ def thread_limits(threads: str) -> dict[str, str]:
     return {"OMP_NUM_THREADS": threads, "OPENBLAS_NUM_THREADS": threads, "MKL_NUM_THREADS": threads}
 
 
-def bwrap_command(scratch: str, command: list[str], threads: str = "1") -> list[str]:
-    """The bwrap command line that runs `command` with only `scratch` writable and nothing else of the grader visible."""
+def process_limit(processes: int, threads: str) -> int:
+    """RLIMIT_NPROC for a kernel: `processes` beyond its NumPy and PyTorch thread pools (threads count as processes)."""
+    return processes + 2 * int(threads) if processes > 0 else 0
+
+
+def _ancestors(paths: list[str]) -> list[str]:
+    """Folders above `paths` that are not themselves bound, shallowest first."""
+    found = {str(parent) for p in paths for parent in Path(p).parents if str(parent) not in ("/", "/tmp")}
+    return sorted((d for d in found if not any(d == p or d.startswith(p + "/") for p in paths)),
+                  key=lambda d: d.count("/"))
+
+
+def bwrap_command(scratch: str, command: list[str], threads: str = "1", processes: int = 0, disk_mib: int = 0,
+                  connection: str | None = None, info_fd: int | None = None) -> list[str]:
+    """The bwrap command line that runs `command` with nothing of the grader visible and nothing on its disk writable.
+
+    /tmp (home and working folder included) and /dev/shm are tmpfs of
+    `disk_mib` MiB each (unbounded if 0); at most `processes` processes beyond the thread pools
+    (unlimited if 0). `connection`, the kernel's connection file, is visible
+    read-only at its path; bubblewrap writes the sandbox's pids to `info_fd`.
+    """
     bwrap = shutil.which("bwrap")
     if bwrap is None:
         raise FileNotFoundError("bwrap (bubblewrap) is not installed")
     # No --new-session: jupyter already starts the kernel in a session of its own, without a terminal (stdin
     # is a pipe, stdout and stderr a log), and the interrupt that ends a cell past its time limit is sent to
     # that session's process group, which must include the kernel.
-    args = [bwrap, "--unshare-all", "--die-with-parent", "--cap-drop", "ALL",
-            "--uid", str(SANDBOX_UID), "--gid", str(SANDBOX_UID), "--clearenv"]
-    home, tmp = os.path.join(scratch, "home"), os.path.join(scratch, "tmp")
-    # /tmp first: what is bound later (Python in a virtual environment under /tmp, the scratch folder
-    # itself) may lie under /tmp and must not be covered by it.
-    args += ["--proc", "/proc", "--dev", "/dev", "--bind", tmp, "/tmp"]
-    for d in SYSTEM_DIRS:
-        if os.path.isdir(d):
-            args += ["--ro-bind", d, d]
-    for f in SYSTEM_FILES:
-        if os.path.isfile(f):
-            args += ["--ro-bind", f, f]
-    for d in python_dirs():
-        if d not in SYSTEM_DIRS:
-            args += ["--ro-bind", d, d]
-    args += ["--bind", scratch, scratch, "--chdir", home]
-    env = {"HOME": home, "PATH": os.pathsep.join([os.path.dirname(sys.executable), "/usr/local/bin", "/usr/bin", "/bin"]),
-           "LANG": "C.UTF-8", "TMPDIR": "/tmp", "MPLCONFIGDIR": os.path.join(home, ".config", "matplotlib"),
-           "IPYTHONDIR": os.path.join(home, ".ipython"), "MPLBACKEND": "agg", "PYTHONDONTWRITEBYTECODE": "1",
-           **thread_limits(threads)}
+    args = [bwrap, "--die-with-parent", "--clearenv"]
+    if os.geteuid() == 0:
+        # Privileged: no user namespace (in one, the kernel would still be root outside and escape RLIMIT_NPROC);
+        # INNER drops to the sandbox's own user with these two capabilities, which setresuid then clears.
+        args += ["--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts", "--unshare-cgroup-try",
+                 "--cap-drop", "ALL", "--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID"]
+        uid = SANDBOX_UID_BASE + os.getpid()
+    else:
+        args += ["--unshare-all", "--cap-drop", "ALL", "--uid", str(SANDBOX_UID), "--gid", str(SANDBOX_UID)]
+        uid = SANDBOX_UID
+    # /tmp first: what is bound later (Python in a virtual environment under /tmp, the connection file) may lie
+    # under /tmp and must not be covered by it.
+    args += ["--proc", "/proc", "--dev", "/dev"]
+    # /dev/shm (semaphores, shared memory: multiprocessing needs it) gets a tmpfs of its own, as limited.
+    for folder in ("/tmp", "/dev/shm"):
+        args += ["--perms", "1777"] + (["--size", str(disk_mib * 2**20)] if disk_mib > 0 else []) + ["--tmpfs", folder]
+    binds = [(d, d) for d in SYSTEM_DIRS if os.path.isdir(d)] + [(f, f) for f in SYSTEM_FILES if os.path.isfile(f)]
+    binds += [(os.path.realpath(d), d) for d in python_dirs() if d not in SYSTEM_DIRS]
+    if connection is not None:
+        binds.append((connection, connection))
+    # Folders bubblewrap creates on the way to a bound path would be root's and closed (0700) to the sandbox's user.
+    for folder in _ancestors([dest for _, dest in binds]):
+        args += ["--perms", "0755", "--dir", folder]
+    for source, dest in binds:
+        args += ["--ro-bind", source, dest]
+    if info_fd is not None:
+        args += ["--info-fd", str(info_fd)]
+    env = {"HOME": HOME, "USER": "student", "LOGNAME": "student",
+           "PATH": os.pathsep.join([os.path.dirname(sys.executable), "/usr/local/bin", "/usr/bin", "/bin"]),
+           "LANG": "C.UTF-8", "TMPDIR": "/tmp", "MPLCONFIGDIR": os.path.join(HOME, ".config", "matplotlib"),
+           "IPYTHONDIR": os.path.join(HOME, ".ipython"), "MPLBACKEND": "agg", "PYTHONDONTWRITEBYTECODE": "1",
+           "PYTHONFAULTHANDLER": "1", **thread_limits(threads)}
     for name, value in env.items():
         args += ["--setenv", name, value]
-    return args + ["--"] + command
+    inner = [sys.executable, "-I", "-S", "-c", INNER, str(uid), str(process_limit(processes, threads)), HOME,
+             os.path.dirname(KERNEL_IPC)]
+    return args + ["--"] + inner + command
 
 
 def prepare_scratch(scratch: str) -> None:
-    """Create the home and /tmp folders of the sandbox inside `scratch`."""
+    """Create the home and /tmp folders of an unsandboxed kernel inside `scratch`."""
     for sub in ("home", "tmp", os.path.join("home", ".config", "matplotlib")):
         os.makedirs(os.path.join(scratch, sub), exist_ok=True)
 
@@ -101,17 +181,24 @@ def check_sandbox() -> str | None:
     import tempfile
 
     with tempfile.TemporaryDirectory(prefix="ag-check-") as scratch:
-        prepare_scratch(scratch)
         probe = "import os, socket; socket.socket(); print(sorted(os.listdir('/')))"
         try:
-            proc = subprocess.run(bwrap_command(scratch, [sys.executable, "-c", probe]), capture_output=True,
-                                  text=True, timeout=60)
+            proc = subprocess.run(bwrap_command(scratch, [sys.executable, "-c", probe], processes=64, disk_mib=16),
+                                  capture_output=True, text=True, timeout=60)
         except (OSError, subprocess.SubprocessError) as e:
             return f"bubblewrap could not be started ({e}); pass --no-sandbox to grade without isolation."
     if proc.returncode != 0:
         return (f"bubblewrap cannot create a sandbox on this machine ({proc.stderr.strip()[:300]}); user namespaces may "
                 "be disabled. Enable them (sysctl kernel.unprivileged_userns_clone=1) or pass --no-sandbox.")
     return None
+
+
+def sandbox_pid(scratch: str) -> int | None:
+    """The pid of the sandbox's first process, once bubblewrap has written it to the scratch folder; else None."""
+    try:
+        return int(json.loads(Path(scratch, INFO_FILE).read_text())["child-pid"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
 
 
 def set_limits(memory_mib: int, file_size_mib: int) -> None:
@@ -126,17 +213,19 @@ def main(argv: list[str]) -> None:
     """Parse the launcher's options, then replace this process with the (sandboxed) kernel."""
     import argparse
 
+    # No defaults here: the kernel manager passes every limit (its settings are the one place they are chosen).
     parser = argparse.ArgumentParser(description="start a Jupyter kernel in a sandbox")
-    parser.add_argument("--memory", type=int, default=4096, help="address-space limit in MiB")
-    parser.add_argument("--file-size", type=int, default=512, help="largest file the kernel may write, in MiB")
-    parser.add_argument("--threads", default="1", help="threads for NumPy and PyTorch")
-    parser.add_argument("--no-sandbox", action="store_true", help="only apply the limits")
+    parser.add_argument("--memory", type=int, required=True, help="address-space limit in MiB")
+    parser.add_argument("--file-size", type=int, required=True, help="largest file the kernel may write, in MiB")
+    parser.add_argument("--threads", required=True, help="threads for NumPy and PyTorch")
+    parser.add_argument("--processes", type=int, required=True, help="processes beyond the thread pools (0: no limit)")
+    parser.add_argument("--disk", type=int, required=True, help="size of the sandbox's /tmp in MiB (0: no limit)")
+    parser.add_argument("--no-sandbox", action="store_true", help="only apply the memory and file-size limits")
     parser.add_argument("command", nargs=argparse.REMAINDER, help="-- then the kernel command")
     args = parser.parse_args(argv)
     command = args.command[1:] if args.command[:1] == ["--"] else args.command
-    connection = command[command.index("-f") + 1]
-    scratch = os.path.dirname(os.path.abspath(connection))
-    prepare_scratch(scratch)
+    connection = os.path.abspath(command[command.index("-f") + 1])
+    scratch = os.path.dirname(connection)
     set_limits(args.memory, args.file_size)
     # The kernel's own chatter (banner, warnings, a crash's last words) goes to a log, not the grader's terminal.
     log = os.open(os.path.join(scratch, "kernel.log"), os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
@@ -144,11 +233,15 @@ def main(argv: list[str]) -> None:
     os.dup2(log, 2)
     os.dup2(os.open(os.devnull, os.O_RDONLY), 0)  # never a terminal (TIOCSTI could type into it)
     if args.no_sandbox:
+        prepare_scratch(scratch)
         os.execve(command[0], command, {**os.environ, **thread_limits(args.threads)})
+    os.chmod(connection, 0o644)  # readable by the sandbox's own user; the scratch folder stays closed (0700)
+    info = os.open(os.path.join(scratch, INFO_FILE), os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    os.set_inheritable(info, True)
     # The interrupt for a cell past its time limit goes to the whole process group: bwrap must survive it
     # (it would die, and the kernel with it). The kernel sets its own SIGINT handler while it runs a cell.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    full = bwrap_command(scratch, command, args.threads)
+    full = bwrap_command(scratch, command, args.threads, args.processes, args.disk, connection, info)
     os.execv(full[0], full)
 
 

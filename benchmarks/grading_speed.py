@@ -1,6 +1,6 @@
 """Benchmark the grading command on a synthetic class (not a test).
 
-    .venv/bin/python benchmarks/grading_speed.py [--students 100]
+    .venv/bin/python benchmarks/grading_speed.py [--students 100] [--repeat 3] [--jobs 1,2] [--no-bare]
 
 The class has one notebook per student, spread over the available chapters:
 three in five complete the reference solution, one in five is a mutant (a
@@ -9,6 +9,8 @@ untouched student notebook). It prints the seconds per notebook of
 ``python -m autograde grade`` with --jobs 1 and --jobs 2, the time of executing
 the same notebooks bare with nbclient, one after another, the overhead of
 grading (--jobs 1 against bare) and the speedup of --jobs 2 over --jobs 1.
+With --repeat K each time is the best of K runs (each grading run into a fresh
+folder, so nothing is reused).
 
 "The same notebooks" are what nbgrader executes: the student's answers in the
 instructor's notebook, hidden tests included. Bare execution has no nbgrader,
@@ -66,6 +68,7 @@ def as_executed(nb: nbformat.NotebookNode, assignment: str) -> nbformat.Notebook
 
 
 def grade_seconds(submissions: Path, out: Path, jobs: int) -> float:
+    """Wall time of one grading run of `submissions` into the fresh folder `out`."""
     start = time.perf_counter()
     subprocess.run([sys.executable, "-m", "autograde", "grade", str(submissions), "--out", str(out),
                     "--jobs", str(jobs), "--quiet"], cwd=REPO, check=True, capture_output=True)
@@ -73,6 +76,7 @@ def grade_seconds(submissions: Path, out: Path, jobs: int) -> float:
 
 
 def bare_seconds(notebooks: list[Path]) -> float:
+    """Wall time of executing `notebooks` (as grading would) one after another in plain kernels."""
     prepared = [as_executed(nbformat.read(path, as_version=4), path.parent.name) for path in notebooks]
     start = time.perf_counter()
     for nb in prepared:
@@ -85,18 +89,24 @@ def bare_seconds(notebooks: list[Path]) -> float:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--students", type=int, default=100)
+    parser.add_argument("--repeat", type=int, default=1, help="report the best of this many runs of each")
+    parser.add_argument("--jobs", default="1,2", help="comma-separated --jobs values to time")
+    parser.add_argument("--no-bare", action="store_true", help="do not time bare execution")
     args = parser.parse_args()
+    jobs = [int(j) for j in args.jobs.split(",")]
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
         notebooks = make_class(tmp / "class", args.students)
         n = len(notebooks)
-        bare = bare_seconds(notebooks)
-        one = grade_seconds(tmp / "class", tmp / "out1", 1)
-        two = grade_seconds(tmp / "class", tmp / "out2", 2)
-    print(f"{n} notebooks across {len(assignment_ids())} chapters")
-    print(f"bare nbclient, one at a time: {bare:6.1f} s ({bare / n:.2f} s per notebook)")
-    print(f"grade --jobs 1:               {one:6.1f} s ({one / n:.2f} s per notebook), overhead {one / bare:.2f}x")
-    print(f"grade --jobs 2:               {two:6.1f} s ({two / n:.2f} s per notebook), speedup {one / two:.2f}x")
+        bare = None if args.no_bare else min(bare_seconds(notebooks) for _ in range(args.repeat))
+        times = {j: min(grade_seconds(tmp / "class", tmp / f"out{j}-{k}", j) for k in range(args.repeat)) for j in jobs}
+    print(f"{n} notebooks across {len(assignment_ids())} chapters, best of {args.repeat}")
+    if bare is not None:
+        print(f"bare nbclient, one at a time: {bare:6.1f} s ({bare / n:.2f} s per notebook)")
+    for j, seconds in times.items():
+        extra = (f", overhead {seconds / bare:.2f}x" if j == 1 and bare else
+                 f", speedup {times[1] / seconds:.2f}x" if j != 1 and 1 in times else "")
+        print(f"grade --jobs {j}:{' ' * 15}{seconds:6.1f} s ({seconds / n:.2f} s per notebook){extra}")
 
 
 if __name__ == "__main__":

@@ -80,17 +80,19 @@ def test_grading_refuses_to_run_without_a_sandbox_unless_told(tmp_path):
 
 @pytest.mark.parametrize("isolated", [True, False], ids=["sandbox", "no-sandbox"])
 def test_the_launcher_limits_memory_threads_and_file_size(tmp_path, isolated):
-    # What a kernel started by the launcher sees; the "-f" argument tells the launcher its scratch folder.
-    probe = ("import os, resource, sys; a = sys.argv[sys.argv.index('-f') + 1]; "
-             "open(os.path.join(os.path.dirname(a), 'probe'), 'w').write(repr(["
+    # What a kernel started by the launcher sees, printed to its log; the "-f" argument tells the launcher its
+    # scratch folder (which the sandbox cannot write to, so the probe prints).
+    probe = ("import os, resource; print(repr(["
              "resource.getrlimit(resource.RLIMIT_AS)[0], resource.getrlimit(resource.RLIMIT_FSIZE)[0], "
              "os.environ.get('OMP_NUM_THREADS'), os.environ.get('OPENBLAS_NUM_THREADS')]))")
     scratch = tmp_path / "scratch"
     scratch.mkdir()
-    launcher = [sys.executable, str(sandbox.LAUNCHER), "--memory", "1000", "--file-size", "7", "--threads", "2"]
+    (scratch / "kernel.json").write_text("{}")
+    launcher = [sys.executable, str(sandbox.LAUNCHER), "--memory", "1000", "--file-size", "7", "--threads", "2",
+                "--processes", "10", "--disk", "16"]
     command = [sys.executable, "-c", probe, "-f", str(scratch / "kernel.json")]
     subprocess.run(launcher + ([] if isolated else ["--no-sandbox"]) + ["--"] + command, check=True, timeout=60)
-    assert (scratch / "probe").read_text() == repr([1000 * 2**20, 7 * 2**20, "2", "2"])
+    assert (scratch / "kernel.log").read_text().splitlines()[-1] == repr([1000 * 2**20, 7 * 2**20, "2", "2"])
 
 
 def test_python_under_tmp_stays_visible_in_the_sandbox(tmp_path, monkeypatch):

@@ -1,0 +1,252 @@
+"""Fill a gradebook exported from an LMS with the grades, as a copy ready to import back.
+
+Two formats, read from their header:
+
+- Canvas, Grades > Export ("Export Entire Gradebook"): columns ``Student``
+  (sortable name), ``ID`` (the Canvas user id, the one in the submission file
+  names), ``SIS User ID``, ``SIS Login ID``, ``Section``, then one column per
+  assignment titled ``{name} ({assignment id})``, with a ``Points Possible``
+  row under the header and read-only total columns at the end. Canvas imports
+  the cells that changed.
+- Moodle, an assignment's "Download grading worksheet": columns ``Identifier``
+  (``Participant {id}``, the id in the submission folder names), ``Full name``,
+  ``Email address``, ``Status``, ``Grade``, ``Maximum grade``, ... ; Moodle
+  imports the ``Grade`` column by ``Identifier``.
+
+The copy keeps every row and column as exported and changes only the grade
+cells: scores are scaled to the points the gradebook gives the assignment.
+Students in the gradebook with nothing handed in get 0 or keep their cell (a
+setting); students graded but not in the gradebook are listed, never dropped.
+"""
+from __future__ import annotations
+
+import csv
+import re
+from collections import defaultdict
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from traitlets import Enum
+from traitlets.config import Configurable
+
+from .collect import match_assignment
+from .lms import safe_id
+
+IMPORT_FILE = "gradebook-import.csv"
+ABSENT_FILE = "not_in_gradebook.csv"
+_CANVAS_IDS = ["Student", "ID", "SIS User ID", "SIS Login ID"]
+_COLUMN_ID = re.compile(r"\s*\(\d+\)\s*$")
+
+
+class GradebookExport(Configurable):
+    """How grades go into an LMS gradebook (``c.GradebookExport.<name>`` in nbgrader_config.py)."""
+
+    missing = Enum(["zero", "blank"], "blank", help="what a student in the gradebook who handed nothing in gets: "
+                   "'zero', or 'blank' (the cell is left as exported)").tag(config=True)
+
+
+@dataclass
+class Grade:
+    """One student's grade for one assignment, from scores.csv."""
+
+    student: str
+    lms_id: str
+    score: float
+    max_score: float
+    handed_in: bool
+
+
+@dataclass
+class Filled:
+    """What filling a gradebook did, for the summary."""
+
+    path: Path
+    kind: str  # "Canvas gradebook" or "Moodle grading worksheet"
+    columns: dict[str, str]  # assignment -> the gradebook column filled
+    points: dict[str, float | None]  # assignment -> the points the gradebook gives it (None: as graded)
+    filled: int = 0
+    missing: int = 0
+    absent: list[tuple[str, str, str]] = field(default_factory=list)  # (student, lms user id, assignment)
+
+
+def read_grades(scores: Path) -> dict[str, dict[str, Grade]]:
+    """Grades by assignment and student id, summed from scores.csv (a notebook is handed in unless all its rows are missing)."""
+    grades: dict[str, dict[str, Grade]] = defaultdict(dict)
+    with open(scores, newline="") as f:
+        for row in csv.DictReader(f):
+            grade = grades[row["assignment"]].setdefault(
+                row["student_id"], Grade(row["student_id"], row.get("lms_user_id", ""), 0.0, 0.0, False))
+            grade.score += float(row["score"])
+            grade.max_score += float(row["max_score"])
+            grade.handed_in |= row["status"] != "missing"
+    return grades
+
+
+def _read(path: Path) -> tuple[list[list[str]], bool]:
+    raw = path.read_bytes()
+    text = raw.decode("utf-8-sig")
+    return [row for row in csv.reader(text.splitlines())], raw.startswith(b"\xef\xbb\xbf")
+
+
+def kind_of(path: Path) -> str:
+    """'canvas' or 'moodle', from the gradebook's header; ValueError for anything else."""
+    rows, _ = _read(path)
+    header = [h.strip() for h in rows[0]] if rows else []
+    if all(name in header for name in ("Student", "ID")):
+        return "canvas"
+    if {"identifier", "grade"} <= {h.lower() for h in header}:
+        return "moodle"
+    raise ValueError(f"{path} is neither a Canvas gradebook export (columns Student, ID, SIS User ID, ...) nor a "
+                     f"Moodle grading worksheet (columns Identifier, Full name, ..., Grade); its header is: "
+                     f"{', '.join(header[:8])}")
+
+
+def _number(text: str) -> float | None:
+    try:
+        return float(text.strip().replace(",", "."))
+    except (ValueError, AttributeError):
+        return None
+
+
+def _format(value: float) -> str:
+    return f"{value:.2f}".rstrip("0").rstrip(".")
+
+
+def fill(gradebook: Path, scores: Path, out: Path, missing: str = "blank", column: str | None = None) -> Filled:
+    """Write ``out/gradebook-import.csv``: `gradebook` with the grades of scores.csv filled in.
+
+    `column` names the gradebook column to fill (default: the one whose title
+    names the assignment). Students graded but not in the gradebook are
+    written to ``out/not_in_gradebook.csv``. Raises ValueError when no column
+    (or several) can take an assignment's grades.
+    """
+    kind = kind_of(gradebook)
+    rows, bom = _read(gradebook)
+    header = [h.strip() for h in rows[0]]
+    grades = read_grades(scores)
+    if not grades:
+        raise ValueError(f"{scores} holds no grades")
+    if kind == "canvas":
+        filled = _fill_canvas(rows, header, grades, missing, column)
+    else:
+        filled = _fill_moodle(rows, header, grades, missing, column)
+    filled.path = out / IMPORT_FILE
+    with open(filled.path, "w", newline="", encoding="utf-8-sig" if bom else "utf-8") as f:
+        csv.writer(f).writerows(rows)
+    with open(out / ABSENT_FILE, "w", newline="") as f:
+        writer = csv.writer(f)
+        writer.writerow(["student_id", "lms_user_id", "assignment", "score", "max_score"])
+        for student, lms_id, assignment in filled.absent:
+            grade = grades[assignment][student]
+            writer.writerow([student, lms_id, assignment, grade.score, grade.max_score])
+    return filled
+
+
+def _column(header: list[str], assignment: str, assignments: list[str], column: str | None, skip: int) -> int | None:
+    """The index of the column that takes `assignment`'s grades: `column` if given, else the one its title names."""
+    if column is not None:
+        if column not in header:
+            raise ValueError(f"the gradebook has no column {column!r}; its columns are: {', '.join(header)}")
+        return header.index(column)
+    hits = [i for i, title in enumerate(header) if i >= skip and "score" not in title.lower()
+            and match_assignment(_COLUMN_ID.sub("", title) + ".ipynb", assignments) == assignment]
+    if len(hits) > 1:
+        raise ValueError(f"several gradebook columns name {assignment}: {', '.join(header[i] for i in hits)}; "
+                         "choose one with --gradebook-column")
+    return hits[0] if hits else None
+
+
+def _value(grade: Grade, points: float | None) -> str:
+    return _format(grade.score * points / grade.max_score if points and grade.max_score else grade.score)
+
+
+def _fill_canvas(rows, header, grades, missing, column) -> Filled:
+    if column is not None and len(grades) > 1:
+        raise ValueError("--gradebook-column names one column, but several assignments were graded: "
+                         "grade one with --assignment")
+    idx = {name: header.index(name) for name in _CANVAS_IDS if name in header}
+    points_row = next((r for r in rows[1:] if r and r[0].strip() == "Points Possible"), None)
+    students = [r for r in rows[1:] if len(r) > idx["ID"] and r[idx["ID"]].strip().isdigit()]
+    filled = Filled(Path(), "Canvas gradebook", {}, {})
+    known = sorted(grades)
+    for assignment, by_student in sorted(grades.items()):
+        at = _column(header, assignment, known, column, skip=max(idx.values()) + 1)
+        if at is None:
+            continue
+        filled.columns[assignment] = header[at]
+        points = _number(points_row[at]) if points_row and len(points_row) > at else None
+        filled.points[assignment] = points
+        # A student is found by Canvas user id, else by their student id as SIS login or user id.
+        index, matched = _index(by_student), set()
+        for row in students:
+            grade = _lookup(index, row[idx["ID"]], [row[idx[n]] for n in ("SIS Login ID", "SIS User ID") if n in idx])
+            _put(row, at, grade, points, missing, filled, matched)
+        filled.absent += [(g.student, g.lms_id, assignment) for g in by_student.values()
+                          if g.handed_in and g.student not in matched]
+    if not filled.columns:
+        raise ValueError(f"no column of the gradebook names the assignment(s) graded ({', '.join(known)}); choose "
+                         "one with --gradebook-column")
+    return filled
+
+
+def _fill_moodle(rows, header, grades, missing, column) -> Filled:
+    if len(grades) > 1:
+        raise ValueError("a Moodle grading worksheet holds one assignment, but several were graded: "
+                         "grade one with --assignment")
+    lower = [h.lower() for h in header]
+    at = header.index(column) if column in header else lower.index("grade")
+    most = lower.index("maximum grade") if "maximum grade" in lower else None
+    who, name, email = lower.index("identifier"), _find(lower, "full name"), _find(lower, "email address")
+    (assignment, by_student), = grades.items()
+    filled = Filled(Path(), "Moodle grading worksheet", {assignment: header[at]}, {assignment: None})
+    index, matched = _index(by_student), set()
+    for row in rows[1:]:
+        if len(row) <= max(at, who):
+            continue
+        number = re.search(r"(\d+)\s*$", row[who])  # "Participant 123456"
+        names = ([safe_id(row[name])] if name is not None and len(row) > name else []) + (
+            [row[email].split("@")[0]] if email is not None and len(row) > email else [])
+        grade = _lookup(index, number[1] if number else "", names)
+        points = _number(row[most]) if most is not None and len(row) > most else None
+        if points:
+            filled.points[assignment] = points
+        _put(row, at, grade, points, missing, filled, matched)
+    filled.absent = [(g.student, g.lms_id, assignment) for g in by_student.values()
+                     if g.handed_in and g.student not in matched]
+    return filled
+
+
+def _index(by_student: dict[str, Grade]) -> dict[tuple[str, str], Grade]:
+    """Grades by ("id", LMS user id) and by ("name", student id in lower case)."""
+    index = {}
+    for grade in by_student.values():
+        if grade.lms_id:
+            index.setdefault(("id", grade.lms_id), grade)
+        index.setdefault(("name", grade.student.lower()), grade)
+    return index
+
+
+def _lookup(index: dict, lms_id: str, names: list[str]) -> Grade | None:
+    """A student's grade by LMS user id, else by any of `names` (what the gradebook shows) as student id."""
+    keys = [("id", lms_id.strip())] + [("name", n.strip().lower()) for n in names if n.strip()]
+    return next((index[k] for k in keys if k in index), None)
+
+
+def _find(names: list[str], name: str) -> int | None:
+    return names.index(name) if name in names else None
+
+
+def _put(row: list[str], at: int, grade: Grade | None, points: float | None, missing: str, filled: Filled,
+         matched: set) -> None:
+    """Write one student's cell: the grade if handed in, else 0 or nothing, by the `missing` setting."""
+    while len(row) <= at:
+        row.append("")
+    if grade is not None:
+        matched.add(grade.student)
+    if grade is not None and grade.handed_in:
+        row[at] = _value(grade, points)
+        filled.filled += 1
+    else:
+        filled.missing += 1
+        if missing == "zero":
+            row[at] = "0"

@@ -1,0 +1,228 @@
+"""Recognise how a learning-management system named the files of a submissions export.
+
+A layout reads, from the path of one file inside an export, whose file it is
+(the student id every output uses and, where the system gives one, its own user
+id), the name the student gave the file (which names the assignment), and how
+late it was handed in, as far as the name tells. The naming schemes, as each
+system writes them:
+
+- Canvas, "Download Submissions": ``{name}_{LATE_}{user id}_{attachment id}_{file}``, where the name is the
+  student's sortable name lower-cased with all but letters and digits removed, and a file uploaded again
+  under the same name is renamed ``{file}-1``, ``{file}-2`` (canvas-lms ``ContentZipper``,
+  ``Attachment.make_unique_filename``). Attachment ids grow with each upload.
+- Moodle, "Download all submissions": a folder ``{Full Name}_{participant id}_assignsubmission_file_`` per
+  student (or flat ``..._assignsubmission_file_{file}`` files), where the participant id is the one the
+  grading worksheet shows as ``Participant {id}`` (mod/assign ``download_submissions``).
+- Blackboard, Grade Center "Assignment File Download": ``{Assignment}_{username}_attempt_{YYYY-MM-DD-HH-MM-SS}_{file}``,
+  beside a ``{Assignment}_{username}_attempt_{date}.txt`` receipt per attempt.
+- Google Classroom / Drive: the copy Classroom makes for each student, ``{Student Name} - {file}``, with
+  Drive's ``Copy of`` and `` (1)`` where a name repeats.
+- Gradescope, "Export Submissions": a folder ``submission_{id}`` per submission and
+  ``submission_metadata.yml``, which names each one's ``:submitters:`` (``:name:``, ``:sid:``, ``:email:``)
+  and its ``:created_at:``.
+- nbgrader's own submitted layout, ``{student}/{assignment}/{assignment}.ipynb``.
+- Folders: one folder per student, or ``{student}_{anything}`` files (``--student-pattern``).
+"""
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+
+# The student id of a flat file, when nothing else says: the text before the first underscore.
+DEFAULT_STUDENT_PATTERN = r"^(?P<student>[^_/]+)_"
+
+
+@dataclass(frozen=True)
+class Entry:
+    """What an export's naming says about one of its files."""
+
+    student: str
+    lms_id: str = ""  # the system's own user id, where its names carry one
+    file_name: str = ""  # the name the student gave the file
+    context: str = ""  # more text that may name the assignment (Blackboard's assignment name)
+    attempt: tuple = ()  # larger is handed in later; () where the name says nothing
+    late: bool = False  # the system marked it late
+
+
+Reader = Callable[[PurePosixPath], list[Entry]]  # a file's path inside the export -> its entries ([]: not ours)
+
+
+@dataclass(frozen=True)
+class Layout:
+    """One naming scheme: its name for ``--lms``, its title in messages, and how it reads an export."""
+
+    name: str
+    title: str
+    reader: Callable[[Path, str], Reader]  # (the export's folder, the student pattern) -> reader
+
+
+def safe_id(text: str) -> str:
+    """`text` (a person's name) as a student id: runs of anything but letters, digits, '.' and '-' become '-'."""
+    return re.sub(r"[^\w.-]+|_+", "-", text.strip()).strip("-")
+
+
+_CANVAS = re.compile(r"^(?:(?P<name>[^_]+)_)?(?:(?P<late>LATE)_)?(?P<user>\d+|anon_[^_]+)_(?P<attachment>\d+)_(?P<file>.+)$")
+_REUPLOAD = re.compile(r"-(\d+)$")
+
+
+def _canvas(root: Path, pattern: str) -> Reader:
+    def read(rel: PurePosixPath) -> list[Entry]:
+        found = _CANVAS.match(rel.name) if len(rel.parts) == 1 else None
+        if not found:
+            return []
+        user = found["user"]
+        again = _REUPLOAD.search(PurePosixPath(found["file"]).stem)
+        return [Entry(found["name"] or user, user if user.isdigit() else "", found["file"],
+                      attempt=(int(found["attachment"]), int(again[1]) if again else 0), late=bool(found["late"]))]
+    return read
+
+
+_MOODLE = re.compile(r"^(?P<name>.+)_(?P<id>\d+)_assignsubmission_[a-z]+_(?P<file>.*)$")
+
+
+def _moodle(root: Path, pattern: str) -> Reader:
+    def read(rel: PurePosixPath) -> list[Entry]:
+        found = _MOODLE.match(rel.parts[0])
+        if not found or (len(rel.parts) == 1) == (not found["file"]):  # a folder ends with '_', a flat file does not
+            return []
+        return [Entry(safe_id(found["name"]), found["id"], rel.name if len(rel.parts) > 1 else found["file"])]
+    return read
+
+
+_BLACKBOARD = re.compile(r"^(?P<assignment>.+)_(?P<user>[^_]+)_attempt_(?P<date>\d{4}(?:-\d\d){5})(?:_(?P<file>.+)|\.txt)$")
+
+
+def _blackboard(root: Path, pattern: str) -> Reader:
+    def read(rel: PurePosixPath) -> list[Entry]:
+        found = _BLACKBOARD.match(rel.name) if len(rel.parts) == 1 else None
+        if not found:
+            return []
+        return [Entry(found["user"], found["user"], found["file"] or rel.name, found["assignment"],
+                      attempt=(found["date"],))]
+    return read
+
+
+_CLASSROOM = re.compile(r"^(?P<name>.+?) - (?P<file>.+)$")
+
+
+def _classroom(root: Path, pattern: str) -> Reader:
+    def read(rel: PurePosixPath) -> list[Entry]:
+        found = _CLASSROOM.match(rel.name) if len(rel.parts) == 1 else None
+        return [Entry(safe_id(found["name"]), "", found["file"])] if found else []
+    return read
+
+
+GRADESCOPE_METADATA = "submission_metadata.yml"
+
+
+def _gradescope(root: Path, pattern: str) -> Reader:
+    metadata = root / GRADESCOPE_METADATA
+    submissions: dict = {}
+    if metadata.is_file():
+        import yaml
+
+        try:
+            loaded = yaml.safe_load(metadata.read_text(errors="replace"))
+        except yaml.YAMLError:
+            loaded = None
+        submissions = loaded if isinstance(loaded, dict) else {}
+
+    def read(rel: PurePosixPath) -> list[Entry]:
+        record = submissions.get(rel.parts[0]) if len(rel.parts) > 1 else None
+        if not isinstance(record, dict):
+            return []
+        when = str(record.get(":created_at", ""))
+        entries = []
+        for person in record.get(":submitters") or []:  # a group's submission belongs to each of its members
+            if isinstance(person, dict) and (person.get(":name") or person.get(":email")):
+                who = str(person.get(":name") or str(person.get(":email")).split("@")[0])
+                entries.append(Entry(safe_id(who), str(person.get(":sid") or person.get(":email") or ""),
+                                     rel.name, attempt=(when,)))
+        return entries
+    return read
+
+
+def _nbgrader(root: Path, pattern: str) -> Reader:
+    def read(rel: PurePosixPath) -> list[Entry]:
+        if len(rel.parts) != 3 or (rel.suffix == ".ipynb" and rel.name != f"{rel.parts[1]}.ipynb"):
+            return []
+        return [Entry(rel.parts[0], "", rel.name, rel.parts[1])]
+    return read
+
+
+def _folders(root: Path, pattern: str) -> Reader:
+    compiled = re.compile(pattern)
+
+    def read(rel: PurePosixPath) -> list[Entry]:
+        if len(rel.parts) >= 2:
+            return [Entry(rel.parts[0], "", rel.name)]
+        found = compiled.search(rel.name)
+        student = found.group("student") if found else None
+        return [Entry(student, "", rel.name)] if student else []
+    return read
+
+
+# In the order they are tried: the most specific naming first.
+LAYOUTS = {layout.name: layout for layout in [
+    Layout("gradescope", "Gradescope", _gradescope),
+    Layout("nbgrader", "nbgrader", _nbgrader),
+    Layout("moodle", "Moodle", _moodle),
+    Layout("blackboard", "Blackboard", _blackboard),
+    Layout("canvas", "Canvas", _canvas),
+    Layout("classroom", "Google Classroom", _classroom),
+    Layout("folders", "one folder (or name prefix) per student", _folders),
+]}
+
+
+def recognise(root: Path, files: list[PurePosixPath], forced: str | None = None,
+              pattern: str | None = None) -> tuple[Layout, dict[PurePosixPath, list[Entry]]]:
+    """The layout of the export in `root` whose files `files` are, and each file's entries under it.
+
+    `forced` names a layout (``--lms``); `pattern`, a regular expression with
+    a group ``student`` (``--student-pattern``), chooses the folders layout
+    with it. Otherwise the first specific layout that claims at least half of
+    the notebooks wins, else the folders layout if it claims any. Raises
+    ValueError, with the first names and what to pass, if no layout claims a
+    notebook.
+    """
+    notebooks = [f for f in files if f.suffix.lower() == ".ipynb"]
+    if forced is not None or pattern is not None:
+        layout = LAYOUTS[forced or "folders"]
+        return layout, _read_all(layout, root, files, pattern or DEFAULT_STUDENT_PATTERN)
+    for layout in LAYOUTS.values():
+        entries = _read_all(layout, root, files, DEFAULT_STUDENT_PATTERN)
+        claimed = sum(1 for f in notebooks if entries[f])
+        if claimed and (layout.name == "folders" or 2 * claimed >= len(notebooks)):
+            return layout, entries
+    if not notebooks:
+        layout = LAYOUTS["folders"]
+        return layout, _read_all(layout, root, files, DEFAULT_STUDENT_PATTERN)
+    shown = ", ".join(str(f) for f in notebooks[:5]) + (", ..." if len(notebooks) > 5 else "")
+    raise ValueError(
+        f"cannot tell whose notebooks these are: none of the {len(notebooks)} notebook(s) follows a known export "
+        f"layout ({', '.join(layout.title for layout in LAYOUTS.values())}). The first are: {shown}. "
+        f"Pass --lms NAME ({', '.join(LAYOUTS)}) if the export comes from one of these, or --student-pattern REGEX "
+        "with a group named 'student' that finds the student id in a file name, e.g. "
+        "--student-pattern '^(?P<student>[^-]+)-' for files named <student>-<anything>.ipynb.")
+
+
+def _read_all(layout: Layout, root: Path, files: list[PurePosixPath], pattern: str) -> dict[PurePosixPath, list[Entry]]:
+    read = layout.reader(root, pattern)
+    return {f: read(f) for f in files}
+
+
+def student_folder(name: str) -> bool:
+    """Whether a folder with this name is, by an LMS's naming, one student's (Moodle) or one submission's (Gradescope)."""
+    return bool(_MOODLE.match(name)) or bool(re.fullmatch(r"submission_\d+", name))
+
+
+def flat_students(names: list[str], pattern: str | None = None) -> set[str]:
+    """The students that flat files with these names belong to, by any layout's naming (for finding wrappers)."""
+    found = set()
+    for layout in LAYOUTS.values():
+        if layout.name not in ("gradescope", "nbgrader"):  # (their students are folders)
+            read = layout.reader(Path("."), pattern or DEFAULT_STUDENT_PATTERN)
+            found |= {e.student for name in names for e in read(PurePosixPath(name))}
+    return found

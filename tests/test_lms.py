@@ -1,0 +1,292 @@
+"""Exports as LMSs write them, in; gradebooks as LMSs read them, out; all through the real command (issue 11).
+
+Each fixture follows the system's own naming (see autograde/lms.py for the
+schemes and where they come from). Most notebooks here are cheap stand-ins that
+grade without a kernel and tell by their error message which file was graded:
+an empty file ("the submitted file is empty") or one that is not JSON ("not a
+notebook").
+"""
+import os
+import struct
+import zipfile
+import zlib
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from autograde.course import assignment_ids
+from autograde.synthetic import completed_notebook, student_notebook
+from commands import grade_command, grades_by_student, read_rows, write_zip
+
+FIRST = assignment_ids()[0]
+EMPTY, BROKEN = "", "this is not JSON"
+
+
+def messages(out: Path) -> dict[str, str]:
+    """The message of each student's first test cell."""
+    found = {}
+    for row in read_rows(out / "scores.csv"):
+        found.setdefault(row["student_id"], row["message"])
+    return found
+
+
+def unmatched(out: Path) -> dict[str, str]:
+    return {r["path"]: r["reason"] for r in read_rows(out / "unmatched.csv")}
+
+
+def lms_ids(out: Path) -> dict[str, str]:
+    return {s: r["lms_user_id"] for s, r in grades_by_student(out).items()}
+
+
+def graded(tmp_path, files, *options, dates=None, name="export.zip"):
+    """Grade a zip of `files` for the first assignment; the output folder and the finished process."""
+    out = tmp_path / "out"
+    proc = grade_command(write_zip(tmp_path / name, files, dates), out, "--assignment", FIRST, "--jobs", "1", *options)
+    return out, proc
+
+
+def graded_as(layout, tmp_path, files, *options, **kwargs):
+    """Grade a zip of `files` (as :func:`graded`), check it succeeded and that `layout` was recognised."""
+    out, proc = graded(tmp_path, files, *options, **kwargs)
+    assert proc.returncode == 0, proc.stderr
+    assert f"recognised the export's layout: {layout}" in proc.stderr
+    return out, proc
+
+
+# The export itself: dates, wrappers, scratch, hostile archives ------------------------------------------------
+
+def test_the_newest_notebook_in_a_zip_is_the_one_the_archive_dates_newest_and_a_wrapping_folder_is_no_student(tmp_path):
+    # Listed newest first: extracting in order would make the older file the last written.
+    files = {"export/alice_01-weighted-sum (1).ipynb": EMPTY, "export/alice_01-weighted-sum.ipynb": BROKEN,
+             "export/bob_01-weighted-sum.ipynb": BROKEN}
+    dates = {"export/alice_01-weighted-sum (1).ipynb": (2024, 3, 2, 9, 0, 0),
+             "export/alice_01-weighted-sum.ipynb": (2024, 3, 1, 9, 0, 0)}
+    out, proc = graded(tmp_path, files, dates=dates)
+    assert proc.returncode == 0, proc.stderr
+    assert sorted(grades_by_student(out)) == ["alice", "bob"]
+    assert "empty" in messages(out)["alice"]
+    assert "newer: alice_01-weighted-sum (1).ipynb" in unmatched(out)["export/alice_01-weighted-sum.ipynb"]
+    assert "'export/' as a wrapper" in proc.stderr
+
+
+def test_each_run_reads_only_its_own_export(tmp_path):
+    out = tmp_path / "out"
+    first = write_zip(tmp_path / "first.zip", {"alice_01-weighted-sum.ipynb": BROKEN})
+    second = write_zip(tmp_path / "second.zip", {"bob_01-weighted-sum.ipynb": BROKEN})
+    for export in (first, second):
+        proc = grade_command(export, out, "--jobs", "1")
+        assert proc.returncode == 0, proc.stderr
+    assert sorted(grades_by_student(out)) == ["bob"]
+    assert not [p for p in out.iterdir() if "unzipped" in p.name or "scratch" in p.name]
+
+
+def test_a_hostile_archive_writes_nothing_outside_and_every_refused_entry_is_listed(tmp_path):
+    outside = tmp_path / f"absolute-{os.getpid()}"
+    files = {"alice_01-weighted-sum.ipynb": BROKEN, "../escaped_01-weighted-sum.ipynb": BROKEN,
+             # A sibling whose name starts like the extraction folder's: a string-prefix check lets it out.
+             "../unzipped-x/sibling_01-weighted-sum.ipynb": BROKEN,
+             f"{outside}/absolute_01-weighted-sum.ipynb": BROKEN}
+    archive = write_zip(tmp_path / "hostile.zip", files)
+    with zipfile.ZipFile(archive, "a") as z:
+        link = zipfile.ZipInfo("link_01-weighted-sum.ipynb")
+        link.external_attr = 0o120777 << 16  # a symbolic link to a file outside
+        z.writestr(link, "/etc/hostname")
+    proc = grade_command(archive, tmp_path / "out", "--jobs", "1")
+    assert proc.returncode == 0, proc.stderr
+    assert sorted(grades_by_student(tmp_path / "out")) == ["alice"]
+    reasons = unmatched(tmp_path / "out")
+    for name in list(files)[1:] + ["link_01-weighted-sum.ipynb"]:
+        assert reasons[name].startswith("refused"), (name, reasons)
+    written = [p for p in Path(tmp_path).parent.rglob("*") if p.name.startswith(("escaped", "sibling", "absolute_"))]
+    assert written == [] and not outside.exists()
+
+
+def zip_bomb(path: Path, entries: int = 5, size: int = 2**30) -> Path:
+    """A genuine zip of `entries` files of `size` zero bytes each, a few MiB on disk.
+
+    Deflating a chunk after a full flush gives the same bytes every time, so a
+    stream of many chunks is one compressed chunk repeated.
+    """
+    chunk = bytes(2**24)
+    deflate = zlib.compressobj(9, zlib.DEFLATED, -15)
+    block = deflate.compress(chunk) + deflate.flush(zlib.Z_FULL_FLUSH)
+    stream = block * (size // len(chunk)) + deflate.flush()
+    crc = 0
+    for _ in range(size // len(chunk)):
+        crc = zlib.crc32(chunk, crc)
+    central = b""
+    with open(path, "wb") as f:
+        for i in range(entries):
+            name, offset = f"student{i}_01-weighted-sum.ipynb".encode(), f.tell()
+            f.write(struct.pack("<4s5H3L2H", b"PK\x03\x04", 20, 0, 8, 0, 0x5821, crc, len(stream), size, len(name), 0)
+                    + name + stream)
+            central += struct.pack("<4s6H3L5H2L", b"PK\x01\x02", 20, 20, 0, 8, 0, 0x5821, crc, len(stream), size,
+                                   len(name), 0, 0, 0, 0, 0, offset) + name
+        start = f.tell()
+        f.write(central + struct.pack("<4s4H2LH", b"PK\x05\x06", 0, 0, entries, entries, len(central), start, 0))
+    return path
+
+
+def test_a_zip_bomb_is_refused_with_a_clear_message_before_anything_is_extracted(tmp_path):
+    bomb = zip_bomb(tmp_path / "bomb.zip")
+    with zipfile.ZipFile(bomb) as z:  # it is what it claims: GiBs of zeros from a few MiB
+        assert sum(m.file_size for m in z.infolist()) == 5 * 2**30 and bomb.stat().st_size < 10 * 2**20
+        with z.open(z.infolist()[0]) as member:
+            assert member.read(2**20) == bytes(2**20)
+    proc = grade_command(bomb, tmp_path / "out", "--jobs", "1")
+    assert proc.returncode == 2
+    assert "refusing to extract" in proc.stderr and "zip bomb" in proc.stderr and "5.0 GiB" in proc.stderr
+    assert sum(p.stat().st_size for p in tmp_path.rglob("*") if p.is_file() and p != bomb) < 2**20
+
+
+# LMS layouts in ------------------------------------------------------------------------------------------------
+
+def test_blackboard_attempts_order_by_their_dates_and_receipts_are_listed(tmp_path):
+    first, second = "2024-03-01-10-00-00", "2024-03-02-09-30-00"
+    files = {f"Homework 01_asmith_attempt_{first}_01-weighted-sum.ipynb": BROKEN,
+             f"Homework 01_asmith_attempt_{first}.txt": "Name: Alice Smith (asmith)",
+             f"Homework 01_asmith_attempt_{second}_01-weighted-sum.ipynb": EMPTY,
+             f"Homework 01_asmith_attempt_{second}.txt": "Name: Alice Smith (asmith)",
+             # The file name names no assignment; Blackboard's assignment name does.
+             f"Homework 01_bjones_attempt_{first}_my notebook.ipynb": BROKEN}
+    # The archive dates the first attempt later: the attempt date in the name decides.
+    dates = {f"Homework 01_asmith_attempt_{first}_01-weighted-sum.ipynb": (2024, 3, 5, 0, 0, 0)}
+    out, proc = graded_as("Blackboard", tmp_path, files, dates=dates)
+    assert lms_ids(out) == {"asmith": "asmith", "bjones": "bjones"}
+    assert "empty" in messages(out)["asmith"] and "not a notebook" in messages(out)["bjones"]
+    reasons = unmatched(out)
+    assert "is newer" in reasons[f"Homework 01_asmith_attempt_{first}_01-weighted-sum.ipynb"]
+    assert reasons[f"Homework 01_asmith_attempt_{second}.txt"] == "not a notebook (.ipynb)"
+
+
+def test_forcing_a_layout_reads_the_export_with_its_naming(tmp_path):
+    files = {"Homework 01_asmith_attempt_2024-03-01-10-00-00_01-weighted-sum.ipynb": BROKEN}
+    out, proc = graded_as("Canvas", tmp_path, files, "--lms", "canvas")
+    assert "does not follow Canvas's naming" in unmatched(out)[next(iter(files))]
+
+
+def test_google_classroom_copies_in_a_drive_folder(tmp_path):
+    files = {"Homework 01/Alice Smith - 01-weighted-sum.ipynb": EMPTY,
+             "Homework 01/Bob Jones - Copy of 01-weighted-sum.ipynb": BROKEN}
+    out, proc = graded_as("Google Classroom", tmp_path, files, name="Homework 01-20240301T100000Z-001.zip")
+    assert lms_ids(out) == {"Alice-Smith": "", "Bob-Jones": ""}
+    assert "empty" in messages(out)["Alice-Smith"]
+
+
+GRADESCOPE_METADATA = """\
+submission_101:
+  :submitters:
+  - :name: Alice Smith
+    :sid: '1001'
+    :email: alice@example.edu
+  :created_at: 2024-03-01 10:00:00.000000000 +01:00
+  :score: 0.0
+  :status: processed
+submission_102:
+  :submitters:
+  - :name: Bob Jones
+    :sid: '1002'
+    :email: bob@example.edu
+  - :name: Carol White
+    :sid: '1003'
+    :email: carol@example.edu
+  :created_at: 2024-03-01 11:00:00.000000000 +01:00
+  :score: 0.0
+  :status: processed
+"""
+
+
+def test_gradescope_submissions_belong_to_each_submitter(tmp_path):
+    files = {"assignment_4242_export/submission_metadata.yml": GRADESCOPE_METADATA,
+             "assignment_4242_export/submission_101/01-weighted-sum.ipynb": EMPTY,
+             "assignment_4242_export/submission_102/01-weighted-sum.ipynb": BROKEN}
+    out, proc = graded_as("Gradescope", tmp_path, files)
+    assert lms_ids(out) == {"Alice-Smith": "1001", "Bob-Jones": "1002", "Carol-White": "1003"}
+    found = messages(out)
+    assert "empty" in found["Alice-Smith"] and "not a notebook" in found["Bob-Jones"] == found["Carol-White"]
+
+
+def test_nbgrader_layout_in_a_zip(tmp_path):
+    files = {f"alice/{FIRST}/{FIRST}.ipynb": EMPTY, f"alice/{FIRST}/timestamp.txt": "2024-03-01 10:00:00",
+             f"bob/{FIRST}/{FIRST}.ipynb": BROKEN}
+    out, proc = graded_as("nbgrader", tmp_path, files)
+    assert sorted(grades_by_student(out)) == ["alice", "bob"]
+
+
+def test_an_unrecognised_export_says_what_it_saw_and_what_to_pass(tmp_path):
+    files = {"alice-hw01.ipynb": BROKEN, "bob-hw01.ipynb": BROKEN}
+    out, proc = graded(tmp_path, files)
+    assert proc.returncode == 2
+    assert "alice-hw01.ipynb" in proc.stderr and "--student-pattern" in proc.stderr and "--lms" in proc.stderr
+    out, proc = graded(tmp_path, files, "--student-pattern", "^(?P<student>[^-]+)-")
+    assert proc.returncode == 0, proc.stderr
+    assert sorted(grades_by_student(out)) == ["alice", "bob"]
+
+
+# Gradebooks out ------------------------------------------------------------------------------------------------
+
+CANVAS_GRADEBOOK = """\
+Student,ID,SIS User ID,SIS Login ID,Section,01 Weighted sum (5501),Quiz 1 (5502),Current Score,Final Score
+    Points Possible,,,,,10.00,5.00,(read only),(read only)
+"Smith, Alice",12345,S001,asmith,Section A,,4.00,80.00,80.00
+"Jones, Bob",12346,S002,bjones,Section A,,3.00,60.00,60.00
+"White, Carol",12347,S003,cwhite,Section A,,5.00,100.00,100.00
+"""
+
+
+def test_canvas_export_to_canvas_gradebook(tmp_path):
+    reference, untouched = nbformat.writes(completed_notebook(FIRST)), nbformat.writes(student_notebook(FIRST))
+    files = {"smithalice_12345_900001_01-weighted-sum.ipynb": BROKEN,  # replaced by a later upload
+             "smithalice_12345_900020_01-weighted-sum-1.ipynb": reference,
+             "jonesbob_LATE_12346_900005_01-weighted-sum.ipynb": untouched,
+             "jonesbob_LATE_12346_900006_notes.pdf": "%PDF",
+             "leedave_12348_900007_01-weighted-sum.ipynb": BROKEN}  # not in the gradebook
+    dates = {"smithalice_12345_900001_01-weighted-sum.ipynb": (2024, 3, 9, 0, 0, 0)}  # the name decides, not this
+    (tmp_path / "gradebook.csv").write_text(CANVAS_GRADEBOOK)
+    out, proc = graded_as("Canvas", tmp_path, files, "--gradebook", str(tmp_path / "gradebook.csv"), dates=dates,
+                          name="cs101-01-weighted-sum_submissions.zip")
+    grades = grades_by_student(out)
+    assert lms_ids(out) == {"smithalice": "12345", "jonesbob": "12346", "leedave": "12348"}
+    assert float(grades["smithalice"]["score"]) == float(grades["smithalice"]["max_score"]) > 0
+    assert any("marked this submission late" in r["note"] for r in read_rows(out / "notes.csv")
+               if r["student_id"] == "jonesbob" and r["lms_user_id"] == "12346")
+
+    exported = read_rows(tmp_path / "gradebook.csv")
+    filled = read_rows(out / "gradebook-import.csv")
+    column = "01 Weighted sum (5501)"
+    assert [{k: v for k, v in r.items() if k != column} for r in filled] == \
+           [{k: v for k, v in r.items() if k != column} for r in exported]  # nothing else changed
+    by_id = {r["ID"]: r[column] for r in filled}
+    bob = grades["jonesbob"]
+    assert float(by_id["12345"]) == 10  # full marks, on Canvas's 10 points
+    assert float(by_id["12346"]) == pytest.approx(10 * float(bob["score"]) / float(bob["max_score"]), abs=0.006)
+    assert by_id["12347"] == ""  # nothing handed in; blank by default
+    assert filled[0][column] == "10.00"  # the Points Possible row is kept
+    absent = read_rows(out / "not_in_gradebook.csv")
+    assert [(r["student_id"], r["lms_user_id"]) for r in absent] == [("leedave", "12348")]
+    assert "leedave (12348)" in proc.stdout and "gradebook-import.csv" in proc.stdout
+
+
+MOODLE_WORKSHEET = """\
+Identifier,Full name,Email address,Status,Grade,Maximum grade,Grade can be changed,Last modified (submission),\
+Last modified (grade),Feedback comments
+Participant 123456,Alice Smith,alice@example.edu,Submitted for grading,,100.00,Yes,"Friday, 1 March 2024, 10:00 AM",-,
+Participant 123457,Bob Jones,bob@example.edu,Submitted for grading,,100.00,Yes,"Friday, 1 March 2024, 11:00 AM",-,
+Participant 123458,Carol White,carol@example.edu,No submission,,100.00,Yes,-,-,
+"""
+
+
+def test_moodle_export_to_moodle_grading_worksheet_with_zero_for_nothing_handed_in(tmp_path):
+    files = {"Alice Smith_123456_assignsubmission_file_/01-weighted-sum.ipynb":
+             nbformat.writes(completed_notebook(FIRST)),
+             "Bob Jones_123457_assignsubmission_file_/homework 01.ipynb": BROKEN,
+             "Carol White_123458_assignsubmission_onlinetext_/onlinetext.html": "<p>I could not do it</p>"}
+    (tmp_path / "worksheet.csv").write_text(MOODLE_WORKSHEET)
+    out, proc = graded_as("Moodle", tmp_path, files, "--gradebook", str(tmp_path / "worksheet.csv"),
+                          "--missing-grades", "zero", name="CS101-Homework 01-5501.zip")
+    assert lms_ids(out) == {"Alice-Smith": "123456", "Bob-Jones": "123457", "Carol-White": "123458"}
+    assert {r["status"] for r in read_rows(out / "scores.csv") if r["student_id"] == "Carol-White"} == {"missing"}
+    filled = {r["Identifier"]: r["Grade"] for r in read_rows(out / "gradebook-import.csv")}
+    assert filled == {"Participant 123456": "100", "Participant 123457": "0", "Participant 123458": "0"}
+    assert read_rows(out / "not_in_gradebook.csv") == []

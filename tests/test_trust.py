@@ -1,0 +1,276 @@
+"""Grading an instructor can trust blindly (issue 11), each proved through the real command.
+
+The sandbox's process and disk limits, notes on cells stopped at the time
+limit and on a dead kernel's last words, and a batch that survives losing a
+worker process. Collecting exports (zips, LMS layouts) is in test_lms.py.
+"""
+import os
+import random
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import pytest
+
+from autograde.course import REPO, assignment_ids, cells_checking, graded_cell_ids, source_notebook
+from autograde.synthetic import completed_notebook, write_submission
+from commands import grade_command, grades_by_student, read_rows, repo_copy
+
+FIRST = assignment_ids()[0]
+TIMEOUT = 15  # seconds per cell in the batch below; every reference cell of chapter 1 takes well under one
+DISK_MIB = 64
+# Marks that let a test find, after grading, any process a submission started (as "sleep MARK").
+MARK = f"{random.randrange(10**6, 10**7)}.{os.getpid()}"
+OUTLIVE_MARK = f"{random.randrange(10**6, 10**7)}.{os.getpid() + 1}"
+
+# Chapter 1 answers that misbehave, by student id, each replacing one answer cell of the reference.
+MISBEHAVING = {
+    # A bounded fork bomb (so that, without the limit, it stops by itself): children hold their slot as "sleep MARK".
+    "fork-bomb": ("dot_scores", "import os\n\ndef dot_scores(queries, keys):\n    for _ in range(1000):\n"
+                                "        if os.fork() == 0:\n            os.execv('/bin/sleep', ['sleep', '" + MARK + "'])\n"
+                                "    return np.asarray(queries, dtype=float) @ np.asarray(keys, dtype=float).T\n"),
+    # Many files, each well under the 512 MiB file-size limit, together past the disk limit.
+    "fills-the-disk": ("cosine_scores", "def cosine_scores(queries, keys):\n    for i in range(12):\n"
+                                        "        with open(f'chunk-{i}', 'wb') as f:\n"
+                                        "            f.write(b'x' * 8 * 2**20)\n    return None\n"),
+    # A process in a session of its own, which killing the kernel's process group does not reach.
+    "starts-a-daemon": ("gaussian_scores", "import subprocess\nsubprocess.Popen(['/bin/sleep', '" + OUTLIVE_MARK + "'], "
+                                           "start_new_session=True)\n\ndef gaussian_scores(queries, keys, bandwidth):\n"
+                                           "    diff = np.asarray(queries, dtype=float)[:, None, :] - "
+                                           "np.asarray(keys, dtype=float)[None, :, :]\n"
+                                           "    return -np.sum(diff**2, axis=-1) / (2.0 * bandwidth**2)\n"),
+    # A correct definition, then a loop that never ends: the cell is stopped, the tests pass on the definition.
+    "never-finishes": ("cosine_scores", "def cosine_scores(queries, keys):\n    def unit(x):\n"
+                                        "        x = np.asarray(x, dtype=float)\n"
+                                        "        norm = np.linalg.norm(x, axis=-1, keepdims=True)\n"
+                                        "        return np.divide(x, norm, out=np.zeros_like(x), where=norm > 0)\n\n"
+                                        "    return unit(queries) @ unit(keys).T\n\nwhile True:\n    pass\n"),
+    "dies-with-last-words": ("cosine_scores", "import os, sys\nprint('my last words before the crash', "
+                                              "file=sys.__stderr__, flush=True)\nos._exit(3)\n"),
+}
+
+
+def sleepers(mark: str) -> list[int]:
+    """Pids of running processes whose command line is ``sleep MARK``."""
+    found = []
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            if Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")[:2] == [b"sleep", mark.encode()]:
+                found.append(int(pid))
+        except OSError:
+            pass
+    return found
+
+
+@pytest.fixture(scope="module")
+def limits(tmp_path_factory):
+    """The misbehaving submissions and the reference, graded at once with --disk and two workers."""
+    base = tmp_path_factory.mktemp("limits")
+    write_submission(completed_notebook(FIRST), base / "class", "reference", FIRST)
+    for student, (grade_id, code) in MISBEHAVING.items():
+        write_submission(completed_notebook(FIRST, {grade_id: code}), base / "class", student, FIRST)
+    proc = grade_command(base / "class", base / "out", "--timeout", str(TIMEOUT), "--disk", str(DISK_MIB),
+                         "--jobs", "2")
+    assert proc.returncode == 0, proc.stderr
+    left = {"fork children": sleepers(MARK), "daemon": sleepers(OUTLIVE_MARK)}
+    for pids in left.values():  # (never leave them to others, should the test fail)
+        for pid in pids:
+            os.kill(pid, signal.SIGKILL)
+    scores = {(r["student_id"], r["grade_id"]): r for r in read_rows(base / "out" / "scores.csv")}
+    notes = {}
+    for r in read_rows(base / "out" / "notes.csv"):
+        notes.setdefault(r["student_id"], []).append(r["note"])
+    return {"out": base / "out", "scores": scores, "notes": notes, "left": left}
+
+
+def split(limits, student, grade_id):
+    """The rows of `student` for the tests of `grade_id`, and for every test cell that does not call it."""
+    mine = cells_checking(grade_id, graded_cell_ids(FIRST))
+    calling = {c.metadata["nbgrader"]["grade_id"] for c in source_notebook(FIRST).cells if grade_id in c.source}
+    rows = {c: limits["scores"][(student, c)] for c in graded_cell_ids(FIRST)}
+    return [rows[c] for c in mine], [r for c, r in rows.items() if c not in calling]
+
+
+def test_the_reference_graded_beside_them_keeps_full_marks(limits):
+    row = grades_by_student(limits["out"])["reference"]
+    assert float(row["score"]) == float(row["max_score"]) > 0
+
+
+def test_a_fork_bomb_gets_an_error_in_its_own_cells_and_nothing_else_is_affected(limits):
+    own, others = split(limits, "fork-bomb", "dot_scores")
+    assert all(r["status"] == "error" and "Resource temporarily unavailable" in r["message"] for r in own), own
+    assert {r["status"] for r in others} == {"passed"}, [r for r in others if r["status"] != "passed"]
+
+
+def test_no_process_of_a_student_outlives_grading(limits):
+    assert limits["left"] == {"fork children": [], "daemon": []}
+
+
+def test_writing_past_the_disk_limit_fails_in_its_cell_and_the_batch_goes_on(limits):
+    own, others = split(limits, "fills-the-disk", "cosine_scores")
+    assert all(r["status"] == "error" and "No space left on device" in r["message"] for r in own), own
+    assert {r["status"] for r in others} == {"passed"}
+
+
+def test_an_answer_cell_stopped_at_the_time_limit_is_noted(limits):
+    own, others = split(limits, "never-finishes", "cosine_scores")
+    assert {r["status"] for r in own + others} == {"passed"}  # the definition ran before the loop
+    notes = limits["notes"]["never-finishes"]
+    assert any("cell cosine_scores was stopped at the time limit" in n for n in notes), notes
+    page = (limits["out"] / "feedback" / "never-finishes.html").read_text()
+    assert "cosine_scores was stopped at the time limit" in page
+    assert not any("time limit" in n for n in limits["notes"].get("reference", []))
+
+
+def test_a_dead_kernels_last_words_are_kept_in_its_note(limits):
+    notes = limits["notes"]["dies-with-last-words"]
+    assert any("kernel died in cell cosine_scores" in n and "my last words before the crash" in n for n in notes), notes
+
+
+def test_a_segfaults_last_words_are_kept(graded):
+    # The session's batch: a cell that reads address 0; Python's fault handler reports it in the kernel's log.
+    notes = " ".join(graded["notes"][("segfaults-in-a-test", FIRST)])
+    assert "kernel died" in notes and "Segmentation fault" in notes, notes
+
+
+def test_edited_test_cells_are_restored_with_a_note(graded):
+    notes = graded["notes"][("edited-tests", FIRST)]
+    edited = [n for n in notes if "had been edited; the released version was run instead" in n]
+    assert {f"the test cell {c!r} had been edited; the released version was run instead" for c in
+            graded_cell_ids(FIRST)} == set(edited)
+    assert not any("had been edited" in n for n in graded["notes"].get(("tests-moved-to-top", FIRST), []))
+
+
+def test_the_sandbox_limits_processes_and_disk_per_kernel(tmp_path):
+    # What the launcher gives a kernel: at most --processes beyond its two thread pools, a /tmp and a /dev/shm of
+    # --disk MiB (where multiprocessing's semaphores still work), and a user that is not root.
+    probe = ("import os, resource, multiprocessing; multiprocessing.Lock(); "
+             "mib = lambda d: os.statvfs(d).f_blocks * os.statvfs(d).f_frsize // 2**20; "
+             "print(resource.getrlimit(resource.RLIMIT_NPROC)[0], mib('/tmp'), mib('/dev/shm'), os.getuid() != 0)")
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    (scratch / "kernel.json").write_text("{}")
+    from autograde import sandbox
+
+    launcher = [sys.executable, str(sandbox.LAUNCHER), "--memory", "2000", "--file-size", "7", "--threads", "3",
+                "--processes", "20", "--disk", "48", "--"]
+    subprocess.run(launcher + [sys.executable, "-c", probe, "-f", str(scratch / "kernel.json")], check=True, timeout=60)
+    assert (scratch / "kernel.log").read_text().split() == ["26", "48", "48", "True"]
+
+
+# Losing a worker process ------------------------------------------------------------------------------------
+
+SLOW_SOFTMAX = ("import time\ntime.sleep(6)  # time to be found and killed\n\ndef softmax(x, axis=-1):\n"
+                "    x = np.asarray(x, dtype=float)\n    shift = np.max(x, axis=axis, keepdims=True)\n"
+                "    shift = np.where(np.isfinite(shift), shift, 0.0)\n    e = np.exp(x - shift)\n"
+                "    total = np.sum(e, axis=axis, keepdims=True)\n"
+                "    return np.divide(e, total, out=np.zeros_like(e), where=total > 0)\n")
+
+
+def test_a_killed_worker_costs_one_retry_then_a_report_and_the_rest_is_graded(tmp_path):
+    # The test kills the worker grading "victim" once, and the worker grading "doomed" each time it grades it.
+    import json
+
+    for student in ("victim", "doomed"):
+        write_submission(completed_notebook(FIRST, {"softmax": SLOW_SOFTMAX}), tmp_path / "class", student, FIRST)
+    for student in ("bystander-1", "bystander-2"):
+        write_submission(completed_notebook(FIRST), tmp_path / "class", student, FIRST)
+    out = tmp_path / "out"
+    proc = subprocess.Popen([sys.executable, "-m", "autograde", "grade", str(tmp_path / "class"), "--out", str(out),
+                             "--quiet", "--jobs", "2"], cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True)
+    kills = {"victim": 1, "doomed": 2}
+    killed: dict[str, list[int]] = {"victim": [], "doomed": []}
+    deadline = time.monotonic() + 600
+    while proc.poll() is None and time.monotonic() < deadline:
+        for record in out.glob("nbgrader/worker-*/grading.json"):
+            try:
+                student = json.loads(record.read_text())[0]
+            except (OSError, ValueError):
+                continue
+            pid = int(record.parent.name.split("-")[-1])
+            if student in kills and len(killed[student]) < kills[student] and pid not in killed[student]:
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                    killed[student].append(pid)
+                except ProcessLookupError:
+                    pass
+        time.sleep(0.1)
+    stdout, stderr = proc.communicate(timeout=60)
+    assert proc.returncode == 0, stderr
+    assert [len(killed["victim"]), len(killed["doomed"])] == [1, 2]
+    grades = grades_by_student(out)
+    for student in ("victim", "bystander-1", "bystander-2"):
+        assert float(grades[student]["score"]) == float(grades[student]["max_score"]) > 0, student
+    doomed = [r for r in read_rows(out / "scores.csv") if r["student_id"] == "doomed"]
+    assert {r["status"] for r in doomed} == {"error"}
+    assert all("lost twice" in r["message"] for r in doomed)
+    assert "grading it again in a fresh one" in stderr
+    workers = [int(folder.name.split("-")[-1]) for folder in (out / "nbgrader").glob("worker-*")]
+    assert len(workers) >= 3  # (the check below is not vacuous: three pools at least, each with a worker)
+    left = [folder for pid in workers for folder in Path(tempfile.gettempdir()).glob(f"ag-{pid}-*")]
+    assert left == [], "kernel folders of lost or ended workers are left behind"
+
+
+# Settings and the result cache --------------------------------------------------------------------------------
+
+MEMORY_HOG = ("def weighted_average(weights, values):\n"
+              "    scratch = np.empty(int(2.5 * 2**30), dtype=np.uint8)  # address space only: np.empty touches nothing\n"
+              "    return np.asarray(weights, dtype=float) @ np.asarray(values, dtype=float)\n")
+
+
+def set_config(copy: Path, old: str, new: str) -> None:
+    """Replace `old` by `new` in the nbgrader_config.py of the repository copy `copy`."""
+    config = copy / "autograde" / "nbgrader_config.py"
+    text = config.read_text()
+    assert old in text, f"{old!r} is not in nbgrader_config.py"
+    config.write_text(text.replace(old, new))
+
+
+def test_nbgrader_config_governs_grading_and_the_command_line_overrides_only_what_is_typed(tmp_path):
+    copy = repo_copy(tmp_path / "repo")
+    set_config(copy, "c.SandboxKernelManager.memory_mib = 4096", "c.SandboxKernelManager.memory_mib = 2048")
+    write_submission(completed_notebook(FIRST, {"weighted_average": MEMORY_HOG}), tmp_path / "class", "hog", FIRST)
+    cells = cells_checking("weighted_average", graded_cell_ids(FIRST))
+
+    def statuses(*options):
+        proc = grade_command(tmp_path / "class", tmp_path / "out", "--jobs", "1", *options, cwd=copy)
+        assert proc.returncode == 0, proc.stderr
+        rows = {r["grade_id"]: r for r in read_rows(tmp_path / "out" / "scores.csv")}
+        return {rows[c]["status"] for c in cells}, rows[cells[0]]["message"]
+
+    # Another option typed leaves the configured memory limit alone: 2.5 GiB more is past 2048 MiB.
+    status, message = statuses("--timeout", "30")
+    assert status == {"error"} and "MemoryError" in message
+    # The limit typed on the command line goes over the configured one.
+    status, message = statuses("--memory", "4096")
+    assert status == {"passed"}, message
+
+
+def test_changing_anything_a_grade_depends_on_grades_again(tmp_path):
+    copy = repo_copy(tmp_path / "repo")
+    (tmp_path / "class" / "someone" / FIRST).mkdir(parents=True)
+    (tmp_path / "class" / "someone" / FIRST / f"{FIRST}.ipynb").write_text("not JSON, which grades fast")
+
+    def graded_now(*options) -> str:
+        proc = grade_command(tmp_path / "class", tmp_path / "out", "--jobs", "1", *options, cwd=copy)
+        assert proc.returncode == 0, proc.stderr
+        return proc.stdout.split(" graded now")[0].split(": ")[-1]
+
+    assert graded_now() == "1"
+    assert graded_now() == "0", "nothing changed, yet the submission was graded again"
+    set_config(copy, "c.Execute.timeout = 60", "c.Execute.timeout = 45")
+    assert graded_now() == "1", "the configured time limit changed"
+    set_config(copy, "# Graded kernels are killed", "c.GuardedExecute.max_output_chars = 50_000\n# Graded kernels are killed")
+    assert graded_now() == "1", "nbgrader_config.py changed"
+    normalise = copy / "autograde" / "normalise.py"
+    normalise.write_text(normalise.read_text() + "\n# a change to the grader's code\n")
+    assert graded_now() == "1", "the grader's code changed"
+    changes = [("--memory", "3000"), ("--processes", "64"), ("--disk", "256"), ("--timeout", "30")]
+    for n, change in enumerate(changes):
+        options = [option for typed in changes[:n + 1] for option in typed]
+        assert graded_now(*options) == "1", f"{change} was typed"
+    assert graded_now(*[option for typed in changes for option in typed]) == "0"
