@@ -251,6 +251,8 @@ def test_canvas_export_to_canvas_gradebook(tmp_path):
     assert float(grades["smithalice"]["score"]) == float(grades["smithalice"]["max_score"]) > 0
     assert any("marked this submission late" in r["note"] for r in read_rows(out / "notes.csv")
                if r["student_id"] == "jonesbob" and r["lms_user_id"] == "12346")
+    assert "LMS user id: 12346" in (out / "feedback" / "jonesbob.html").read_text()
+    assert {r["lms_user_id"] for r in read_rows(out / "scores.csv") if r["student_id"] == "smithalice"} == {"12345"}
 
     exported = read_rows(tmp_path / "gradebook.csv")
     filled = read_rows(out / "gradebook-import.csv")
