@@ -100,8 +100,8 @@ class MultiHeadSelfAttention(nn.Module):
         if d_model % num_heads:
             raise ValueError(f"d_model={d_model} is not divisible by num_heads={num_heads}")
         self.num_heads = num_heads
-        self.qkv = nn.Linear(d_model, 3 * d_model)  # output rows: q, then k, then v
-        self.out = nn.Linear(d_model, d_model)  # mixes the heads
+        # qkv's output rows are q, then k, then v; out mixes the heads.
+        self.qkv, self.out = nn.Linear(d_model, 3 * d_model), nn.Linear(d_model, d_model)
         self.last_weights = None
 
     def forward(self, x, mask=None):
@@ -284,10 +284,10 @@ expect_close(_rotated[..., 0::2] ** 2 + _rotated[..., 1::2] ** 2, _features[...,
 # residual connections and layer normalisation. Build it from these parts,
 # with exactly these attribute names:
 #
-# - `self.attn = MultiHeadSelfAttention(d_model, num_heads)` (given above; it
-#   returns `(output, weights)`);
-# - `self.norm1 = nn.LayerNorm(d_model)` and `self.norm2 = nn.LayerNorm(d_model)`;
-# - `self.ff = nn.Sequential(nn.Linear(d_model, d_ff), nn.GELU(), nn.Linear(d_ff, d_model))`.
+# - `self.attn`: a `MultiHeadSelfAttention(d_model, num_heads)` (given above;
+#   it returns `(output, weights)`);
+# - `self.norm1` and `self.norm2`: two `nn.LayerNorm(d_model)`;
+# - `self.ff`: `nn.Sequential(nn.Linear(d_model, d_ff), nn.GELU(), nn.Linear(d_ff, d_model))`.
 #
 # With `norm_first=True` (pre-norm, as in GPT-2 and many later models) the
 # block computes
@@ -618,7 +618,7 @@ class _StandInBlock(nn.Module):
     def __init__(self, d_model, num_heads, d_ff, norm_first=True):
         super().__init__()
         self.attn = MultiHeadSelfAttention(d_model, num_heads)
-        self.norm1, self.norm2 = nn.LayerNorm(d_model), nn.LayerNorm(d_model)
+        self.norm1, self.norm2 = (nn.LayerNorm(d_model) for _ in range(2))
         self.ff = nn.Sequential(nn.Linear(d_model, d_ff), nn.GELU(), nn.Linear(d_ff, d_model))
 
     def forward(self, x, mask=None):
