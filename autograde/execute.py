@@ -87,13 +87,13 @@ class SandboxKernelManager(AsyncKernelManager):
             await asyncio.sleep(0.002)
         return None
 
-    def cleanup_ipc_files(self, restart: bool = False) -> None:
+    def cleanup_ipc_files(self) -> None:
         """Remove the kernel's socket files; in the sandbox there is nothing to do, they vanish with its /tmp.
 
         (Removing them through /proc/<pid>/root could hit another sandbox: by now that pid may be another's.)
         """
         if not self.sandbox:
-            super().cleanup_ipc_files(restart)
+            super().cleanup_ipc_files()
 
     async def _async_cleanup_resources(self, restart: bool = False) -> None:
         await super()._async_cleanup_resources(restart)
