@@ -315,16 +315,15 @@ def grade_submission(student: str, assignment: str, notebook: Path) -> Graded:
 
 def _grade_submission(student: str, assignment: str, notebook: Path) -> Graded:
     root = _worker["root"]
+    submitted, outcome, salvaged = read_submission(notebook)
+    if outcome is not None:  # (a file that is no notebook needs no course: it is graded before one is made)
+        return Graded(results_for(root, None, student, assignment, outcome))
     if assignment not in _worker["assignments"]:  # generate each assignment once per worker, when first needed
         _worker["api"] = make_course(root, [assignment], _worker["timeout"], _worker["kernel"])
         _worker["assignments"].add(assignment)
     api = _worker["api"]
     target = root / "submitted" / student / assignment / f"{assignment}.ipynb"
     target.parent.mkdir(parents=True, exist_ok=True)
-    shutil.copyfile(notebook, target)
-    submitted, outcome, salvaged = read_submission(target)
-    if outcome is not None:
-        return Graded(results_for(root, None, student, assignment, outcome))
     released = nbformat.read(EXERCISES / assignment / f"{assignment}.ipynb", as_version=4)
     rebuilt, notes = rebuild(submitted, released, _answer_names(assignment))
     notes = salvaged + notes
