@@ -8,10 +8,12 @@ PY := $(VENV)/bin/python
 venv: $(VENV)/.installed
 
 # Exact pins: a fresh machine gets what was tested.
-$(VENV)/.installed: requirements.txt
+$(VENV)/.installed: requirements.txt pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -r requirements.txt
+	# The course's own package (autograde), editable: importable from anywhere, no sys.path edits.
+	$(PY) -m pip install --quiet --no-deps --no-build-isolation -e .
 	touch $@
 
 # Executes every book page (cached in _build/.jupyter_cache) and renders _build/html.
@@ -19,6 +21,7 @@ book: venv
 	$(VENV)/bin/jupyter-book build . -W -n --keep-going
 
 test: venv
+	$(VENV)/bin/ruff check .
 	$(PY) -m pytest
 
 # Regenerate every student notebook in exercises/ from solutions/.

@@ -39,9 +39,8 @@ from .execute import defined_names, remove_scratch_of
 from .normalise import rebuild, salvage
 from .pool import run_surviving_losses
 from .reference import solution_code
-from .sandbox import check_sandbox
 from .report import write_feedback, write_report
-
+from .sandbox import check_sandbox
 
 SCORE_COLUMNS = ["student_id", "lms_user_id", "assignment", "grade_id", "score", "max_score", "status", "message"]
 GRADE_COLUMNS = ["student_id", "lms_user_id", "assignment", "score", "max_score"]
@@ -255,7 +254,7 @@ def grader_failure(student: str, assignment: str, error: BaseException) -> Grade
     return Graded(results_for(Path(), None, student, assignment, message), keep=False)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _answer_names(assignment: str) -> dict[str, frozenset]:
     """Names each answer's reference solution defines, less those that given cells define."""
     cells = source_notebook(assignment).cells
@@ -446,7 +445,8 @@ def grade(submissions: Path, out: Path, assignments: list[str] | None = None, pr
         finish(key, grader_failure(*key, RuntimeError("the worker process grading it was lost twice (killed, or "
                                                       "out of memory)")))
     if scheduler is not None:
-        from distributed import Client, as_completed as dask_completed
+        from distributed import Client
+        from distributed import as_completed as dask_completed
 
         with Client(scheduler, timeout="30s") as client:
             futures = {client.submit(grade_remote, s, a, nb.read_bytes(), 1, timeout, kernel, pure=False): (s, a)
@@ -474,7 +474,7 @@ def grade(submissions: Path, out: Path, assignments: list[str] | None = None, pr
     return rows
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def grader_fingerprint() -> str:
     """A hash of the grader itself: this package's code and settings (nbgrader_config.py) and the versions it runs on."""
     h = hashlib.sha256(sys.version.encode())

@@ -16,8 +16,7 @@ import sys
 from pathlib import Path
 
 from nbconvert.preprocessors import ClearMetadataPreprocessor
-from nbgrader.preprocessors import (AssignLatePenalties, CheckCellMetadata, IgnorePattern, LimitOutput,
-                                    SaveAutoGrades)
+from nbgrader.preprocessors import AssignLatePenalties, CheckCellMetadata, IgnorePattern, LimitOutput, SaveAutoGrades
 
 c = get_config()  # noqa: F821 (provided by traitlets when nbgrader loads this file)
 
@@ -25,6 +24,7 @@ repo = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(repo))  # for autograde.preprocessors when nbgrader runs from this folder
 from autograde.execute import GuardedExecute  # noqa: E402
 from autograde.preprocessors import StderrIsNotFailure  # noqa: E402
+
 c.CourseDirectory.root = str(repo)
 c.CourseDirectory.source_directory = "autograde/source"
 c.CourseDirectory.release_directory = "exercises"

@@ -15,7 +15,6 @@ import nbformat
 from .course import EXERCISES, source_notebook
 from .reference import solution_code
 
-
 _PATCH = re.compile(r"^# replace: (.*)\n# with: ?(.*)$", re.MULTILINE)
 
 

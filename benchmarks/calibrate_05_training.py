@@ -26,7 +26,6 @@ Usage (one thread per run, as in grading; --jobs runs seeds in parallel):
 from __future__ import annotations
 
 import argparse
-import math
 import statistics
 import sys
 import time

@@ -9,11 +9,11 @@ of the function they replace.
 from collections import Counter
 
 import pytest
+from conftest import alternatives
 
 from autograde.course import assignment_ids, graded_cell_ids, solution_cell_ids, source_notebook
 from autograde.reference import solution_code
 from autograde.synthetic import alternative_student, mutant_code
-from conftest import alternatives
 
 ALTERNATIVES = alternatives()
 

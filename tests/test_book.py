@@ -6,9 +6,9 @@ import sys
 from pathlib import Path
 
 import pytest
+from test_release import secret_lines
 
 from autograde.course import REPO, assignment_ids
-from test_release import secret_lines
 
 HTML = REPO / "_build" / "html"
 JUPYTER_BOOK = Path(sys.executable).parent / "jupyter-book"

@@ -11,11 +11,11 @@ import tempfile
 
 import nbformat
 import pytest
+from conftest import TAMPERING, format_damaged, stealing_cell, structurally_damaged
 
 from autograde import sandbox
 from autograde.course import REPO, SOLUTIONS, assignment_ids, cells_checking, graded_cell_ids
 from autograde.synthetic import completed_notebook, write_submission
-from conftest import TAMPERING, format_damaged, stealing_cell, structurally_damaged
 
 FIRST = assignment_ids()[0]
 

@@ -2,10 +2,10 @@
 from collections import Counter
 
 import pytest
+from conftest import mutants
 
 from autograde.course import assignment_ids, cells_checking, graded_cell_ids, solution_cell_ids
 from autograde.synthetic import mutant_student
-from conftest import mutants
 
 MUTANTS = mutants()
 

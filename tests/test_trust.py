@@ -14,10 +14,10 @@ import time
 from pathlib import Path
 
 import pytest
+from commands import grade_command, grades_by_student, read_rows, repo_copy
 
 from autograde.course import REPO, assignment_ids, cells_checking, graded_cell_ids, source_notebook
 from autograde.synthetic import completed_notebook, write_submission
-from commands import grade_command, grades_by_student, read_rows, repo_copy
 
 FIRST = assignment_ids()[0]
 TIMEOUT = 15  # seconds per cell in the batch below; every reference cell of chapter 1 takes well under one

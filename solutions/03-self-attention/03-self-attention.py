@@ -292,7 +292,7 @@ assert np.all(w[1, :, 2:] == 0), "the (2, 1, 5) padding mask must hide keys 2 to
 # Hidden tests (hypothesis): weights sum to 1 over the allowed keys; permuting keys and values together changes
 # nothing; extra masked-out keys change nothing.
 ### BEGIN HIDDEN TESTS
-from hypothesis import given, settings, HealthCheck
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 shapes = st.tuples(st.integers(1, 5), st.integers(1, 6), st.integers(1, 6), st.integers(1, 4), st.integers(0, 10_000))

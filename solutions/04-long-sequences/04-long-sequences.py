@@ -495,7 +495,7 @@ for n, d_model, d_k, d_v in [(1, 3, 2, 2), (9, 6, 4, 3), (20, 8, 8, 5)]:
                  f"incremental_self_attention for n={n} compared with full causal self-attention "
                  "(token t must attend to tokens 0..t, itself included)")
 cache = KVCache(3, 2)
-for t in range(5):
+for _ in range(5):
     cache.append(rng.normal(size=3), rng.normal(size=2))
 assert len(cache) == 5, f"after five appends, len(cache) should be 5, not {len(cache)}"
 ### END HIDDEN TESTS
