@@ -657,7 +657,7 @@ weights_by_temperature = np.array([softmax(scores / t) for t in temperatures])
 ### END SOLUTION
 
 # %% nbgrader={"grade": true, "grade_id": "test_temperature", "locked": true, "points": 1, "schema_version": 3, "solution": false}
-# Visible test: the measurement has the right shape.
+# Visible and hidden tests: weights_by_temperature, its shape (visible) and its values (hidden).
 expect_shape(weights_by_temperature, (temperatures.size, scores.size),
              "weights_by_temperature (one row per temperature, one column per score)")
 # Hidden tests: the measurement is right.
@@ -680,7 +680,7 @@ else:
 ### END HIDDEN TESTS
 
 # %% nbgrader={"grade": true, "grade_id": "test_temperature_cold", "locked": true, "points": 0.5, "schema_version": 3, "solution": false}
-# Visible test: the prediction has the right shape.
+# Visible and hidden tests: limit_cold, the weights as T -> 0, its shape (visible) and its values (hidden).
 expect_shape(limit_cold, scores.shape, "limit_cold (one weight per score)")
 # Hidden test: the limit T -> 0.
 ### BEGIN HIDDEN TESTS
@@ -692,7 +692,7 @@ assert np.allclose(_got, [0.0, 0.5, 0.0, 0.5, 0.0], rtol=0.0, atol=1e-6), (
 ### END HIDDEN TESTS
 
 # %% nbgrader={"grade": true, "grade_id": "test_temperature_hot", "locked": true, "points": 0.5, "schema_version": 3, "solution": false}
-# Visible test: the prediction has the right shape.
+# Visible and hidden tests: limit_hot, the weights as T -> infinity, its shape (visible) and its values (hidden).
 expect_shape(limit_hot, scores.shape, "limit_hot (one weight per score)")
 # Hidden test: the limit T -> infinity.
 ### BEGIN HIDDEN TESTS
@@ -731,7 +731,7 @@ chosen_bandwidth = float(candidate_bandwidths[np.argmin(validation_mse)])
 ### END SOLUTION
 
 # %% nbgrader={"grade": true, "grade_id": "test_bandwidth", "locked": true, "points": 1, "schema_version": 3, "solution": false}
-# Visible test: the answers have the right form.
+# Visible and hidden tests: validation_mse has one error per candidate (visible) and the right values (hidden).
 expect_shape(validation_mse, candidate_bandwidths.shape, "validation_mse (one error per candidate bandwidth)")
 assert chosen_bandwidth in candidate_bandwidths, (
     f"chosen_bandwidth must be one of candidate_bandwidths, not {chosen_bandwidth!r}."

@@ -289,8 +289,8 @@ assert np.all(w[1, :, 2:] == 0), "the (2, 1, 5) padding mask must hide keys 2 to
 ### END HIDDEN TESTS
 
 # %% nbgrader={"grade": true, "grade_id": "test_scaled_dot_product_attention_properties", "locked": true, "points": 1, "schema_version": 3, "solution": false}
-# Hidden tests (hypothesis): weights sum to 1 over the allowed keys; permuting keys and values together changes
-# nothing; extra masked-out keys change nothing.
+# Hidden tests (hypothesis): weights sum to 1 over allowed keys; permuting or adding masked-out keys changes nothing.
+# (Keys and values are permuted together.)
 ### BEGIN HIDDEN TESTS
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -560,8 +560,8 @@ expect_shape(w, (3, 2, 5, 5), "the weights (batch, heads, queries, keys)")
 expect_close(w.sum(-1), torch.ones(3, 2, 5), "the sum of each head's weights over the keys")
 
 # %% nbgrader={"grade": true, "grade_id": "test_MultiHeadSelfAttention_torch", "locked": true, "points": 1, "schema_version": 3, "solution": false}
-# Hidden tests: equality with nn.MultiheadAttention (float64, 1e-5) without and with masks of shape (T, T) and
-# (B, T, T), and for length 1.
+# Hidden tests: equality with nn.MultiheadAttention (float64, 1e-5), without and with masks, and for length 1.
+# The masks have shapes (T, T) and (B, T, T).
 ### BEGIN HIDDEN TESTS
 torch.manual_seed(1)
 for d_model, heads, B, T in [(8, 2, 2, 5), (12, 3, 1, 4), (6, 1, 3, 1), (16, 4, 2, 7)]:
@@ -668,7 +668,8 @@ W_k_design = np.eye(8)
 ### END SOLUTION
 
 # %% nbgrader={"grade": true, "grade_id": "test_design", "locked": true, "points": 2, "schema_version": 3, "solution": false}
-# Visible and hidden tests: the weights of "sat" (computed here, independently of your functions).
+# Visible test: the two largest weights of "sat" are on "cat" and "mat", and together at least 0.8.
+# (The weights are computed here, independently of your functions.)
 W_q_design, W_k_design = np.asarray(W_q_design, dtype=float), np.asarray(W_k_design, dtype=float)
 expect_shape(W_q_design, (8, 8), "W_q_design")
 expect_shape(W_k_design, (8, 8), "W_k_design")
@@ -754,7 +755,8 @@ references = {"scaled_dot_product_attention": _sdpa_oracle}
 retry_with_reference(check_check_attention, references)
 
 # %% nbgrader={"grade": true, "grade_id": "test_check_attention_bug_no_scale", "locked": true, "points": 0.5, "schema_version": 3, "solution": false}
-# Hidden tests: each of the following cells is one hidden buggy implementation (0.5 points each), scored only if
+# Hidden test: check_attention rejects a hidden buggy attention (bug 1 of 6) and accepts a correct one.
+# Each of the six bug cells is one buggy implementation (0.5 points each), scored only if
 # check_attention also accepts the correct implementation.
 ### BEGIN HIDDEN TESTS
 def _buggy(scale=lambda d: 1 / math.sqrt(d), axis=-1, flip=False, mask_after=False, full_transpose=False):
@@ -789,31 +791,31 @@ _expect_caught("no scaling by 1 / sqrt(d_k)", _buggy(scale=lambda d: 1.0))
 ### END HIDDEN TESTS
 
 # %% nbgrader={"grade": true, "grade_id": "test_check_attention_bug_scale_dk", "locked": true, "points": 0.5, "schema_version": 3, "solution": false}
-# Hidden test: one buggy implementation.
+# Hidden test: check_attention rejects a hidden buggy attention (bug 2 of 6) and accepts a correct one.
 ### BEGIN HIDDEN TESTS
 _expect_caught("scores divided by d_k instead of sqrt(d_k)", _buggy(scale=lambda d: 1.0 / d))
 ### END HIDDEN TESTS
 
 # %% nbgrader={"grade": true, "grade_id": "test_check_attention_bug_flipped_mask", "locked": true, "points": 0.5, "schema_version": 3, "solution": false}
-# Hidden test: one buggy implementation.
+# Hidden test: check_attention rejects a hidden buggy attention (bug 3 of 6) and accepts a correct one.
 ### BEGIN HIDDEN TESTS
 _expect_caught("mask polarity flipped (True treated as 'may not attend')", _buggy(flip=True))
 ### END HIDDEN TESTS
 
 # %% nbgrader={"grade": true, "grade_id": "test_check_attention_bug_mask_after_softmax", "locked": true, "points": 0.5, "schema_version": 3, "solution": false}
-# Hidden test: one buggy implementation.
+# Hidden test: check_attention rejects a hidden buggy attention (bug 4 of 6) and accepts a correct one.
 ### BEGIN HIDDEN TESTS
 _expect_caught("mask applied to the weights after softmax (rows no longer sum to 1)", _buggy(mask_after=True))
 ### END HIDDEN TESTS
 
 # %% nbgrader={"grade": true, "grade_id": "test_check_attention_bug_query_axis", "locked": true, "points": 0.5, "schema_version": 3, "solution": false}
-# Hidden test: one buggy implementation.
+# Hidden test: check_attention rejects a hidden buggy attention (bug 5 of 6) and accepts a correct one.
 ### BEGIN HIDDEN TESTS
 _expect_caught("softmax over the queries instead of the keys", _buggy(axis=-2))
 ### END HIDDEN TESTS
 
 # %% nbgrader={"grade": true, "grade_id": "test_check_attention_bug_batch_transpose", "locked": true, "points": 0.5, "schema_version": 3, "solution": false}
-# Hidden test: one buggy implementation.
+# Hidden test: check_attention rejects a hidden buggy attention (bug 6 of 6) and accepts a correct one.
 ### BEGIN HIDDEN TESTS
 _expect_caught("K.T, which reverses every axis, instead of swapping the last two (wrong with batch axes)", _buggy(full_transpose=True))
 ### END HIDDEN TESTS

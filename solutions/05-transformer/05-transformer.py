@@ -214,8 +214,8 @@ expect_close(_rotated[1], [math.cos(3), math.sin(3), math.cos(0.3), math.sin(0.3
              "row 1 of apply_rope(x, positions=[0, 3], base=100) (pair 0 by 3 rad, pair 1 by 3 / 100^(1/2) rad)", atol=1e-6)
 
 # %% nbgrader={"grade": true, "grade_id": "test_apply_rope_complex", "locked": true, "points": 1, "schema_version": 3, "solution": false}
-# Hidden tests: agreement with a complex-number computation, with batch and head axes, positions in any order,
-# odd positions and another base.
+# Hidden tests: agreement with a complex-number computation, with batch and head axes, any positions and base.
+# (Positions in any order, odd positions and another base.)
 ### BEGIN HIDDEN TESTS
 def _rope_by_complex_numbers(x, positions, base):
     """RoPE as multiplication of complex numbers x_2i + i x_2i+1 by exp(i m theta_i), in float64."""
@@ -347,8 +347,8 @@ expect_shape(_block(torch.randn(3, 5, 8), torch.tril(torch.ones(5, 5, dtype=torc
              "the output of the block for x (3, 5, 8) with a causal (5, 5) mask")
 
 # %% nbgrader={"grade": true, "grade_id": "test_TransformerBlock_pre_norm", "locked": true, "points": 1, "schema_version": 3, "solution": false}
-# Hidden tests: with norm_first=True (the default), equal to nn.TransformerEncoderLayer given the same (random)
-# parameters, float64, 1e-5, without a mask; batch 1 and length 1 included; in training mode (so no dropout).
+# Hidden tests: with norm_first=True (the default), equal to nn.TransformerEncoderLayer, without a mask.
+# Given the same (random) parameters, float64, 1e-5; batch 1 and length 1 included; in training mode (so no dropout).
 ### BEGIN HIDDEN TESTS
 def _torch_layer_like(block, d_model, heads, d_ff, norm_first):
     """Randomise the parameters of `block`; return nn.TransformerEncoderLayer with the same parameters (float64)."""
@@ -412,8 +412,8 @@ _compare_with_torch(norm_first=False, with_masks=False)
 ### END HIDDEN TESTS
 
 # %% nbgrader={"grade": true, "grade_id": "test_TransformerBlock_masks", "locked": true, "points": 1, "schema_version": 3, "solution": false}
-# Hidden tests: with causal (T, T) and per-item (B, T, T) masks, pre-norm and post-norm, equal to
-# nn.TransformerEncoderLayer given the opposite mask (its polarity).
+# Hidden tests: with causal (T, T) and per-item (B, T, T) masks, equal to nn.TransformerEncoderLayer.
+# Pre-norm and post-norm; torch's layer is given the opposite mask (its polarity).
 ### BEGIN HIDDEN TESTS
 _compare_with_torch(norm_first=True, with_masks=True)
 _compare_with_torch(norm_first=False, with_masks=True)
@@ -459,8 +459,8 @@ def find_induction_heads(attention, tokens):
 
 
 # %% nbgrader={"grade": true, "grade_id": "test_find_induction_heads", "locked": true, "points": 1, "schema_version": 3, "solution": false}
-# Visible test: the tokens 5 8 3 5 8 and one layer with three heads: an induction head, a previous-token head and a
-# uniform causal head.
+# Visible test: the scores of an induction head, a previous-token head and a uniform head on the tokens 5 8 3 5 8.
+# One layer with three heads: an induction head, a previous-token head and a uniform causal head.
 _tokens = torch.tensor([[5, 8, 3, 5, 8]])
 # Positions 3 and 4 are repeated; their induction targets are positions 1 and 2.
 _induction = torch.tensor([[1.0, 0, 0, 0, 0], [1.0, 0, 0, 0, 0], [1.0, 0, 0, 0, 0], [0, 1.0, 0, 0, 0], [0, 0, 1.0, 0, 0]])
@@ -474,8 +474,8 @@ expect_close(_scores, [[1.0, 0.0, (1 / 4 + 1 / 5) / 2]],
              atol=1e-6)
 
 # %% nbgrader={"grade": true, "grade_id": "test_find_induction_heads_oracle", "locked": true, "points": 1, "schema_version": 3, "solution": false}
-# Hidden tests: agreement with a loop over positions on random attention maps, with tokens that occur up to five
-# times, several layers, heads and sequences (the mean is over all repeated positions of the batch).
+# Hidden tests: agreement with a loop over positions on random attention maps, several layers, heads and sequences.
+# Tokens occur up to five times; the mean is over all repeated positions of the batch.
 ### BEGIN HIDDEN TESTS
 def _induction_scores(attention, tokens):
     """(layers, heads): mean weight on the position after the last earlier occurrence of each repeated token."""
@@ -516,8 +516,8 @@ _check_against_loops()
 ### END HIDDEN TESTS
 
 # %% nbgrader={"grade": true, "grade_id": "test_find_induction_heads_planted", "locked": true, "points": 1, "schema_version": 3, "solution": false}
-# Hidden tests: planted heads. A perfect induction head scores 1, a head that attends to the earlier occurrence
-# itself (not the position after it) scores 0, and every score is in [0, 1].
+# Hidden tests: a planted perfect induction head scores 1, a head on the earlier occurrence itself scores 0.
+# (Not the position after it.) Every score is in [0, 1].
 ### BEGIN HIDDEN TESTS
 def _check_planted_heads():
     rng = np.random.default_rng(9)
@@ -610,8 +610,8 @@ class TinyGPT(nn.Module):
 
 
 # %% nbgrader={"grade": true, "grade_id": "test_TinyGPT", "locked": true, "points": 1, "schema_version": 3, "solution": false}
-# Visible test: shapes of the logits and of every layer's weights. TinyGPT is built here with a stand-in for
-# TransformerBlock that only runs attention, so this test checks TinyGPT alone.
+# Visible test: shapes of the logits and of every layer's weights.
+# TinyGPT is built here with a stand-in for TransformerBlock that only runs attention, so this test checks TinyGPT alone.
 class _StandInBlock(nn.Module):
     """Has the parts of a TransformerBlock; forward runs the attention and returns x unchanged."""
 
@@ -783,8 +783,8 @@ except Exception as error:
     print(f"find_induction_heads did not run: {error!r}")
 
 # %% nbgrader={"grade": true, "grade_id": "test_TinyGPT_loss", "locked": true, "points": 1, "schema_version": 3, "solution": false}
-# Hidden test: trained with the grader's correct TransformerBlock (seed 0), TinyGPT's loss on the repeated tokens of
-# fresh sequences is below 1.0 (the first occurrence of a token cannot be predicted; the repeats can).
+# Hidden test: trained (seed 0), TinyGPT's loss on the repeated tokens of fresh sequences is below 1.0.
+# Trained with the grader's correct TransformerBlock. The first occurrence of a token cannot be predicted; the repeats can.
 ### BEGIN HIDDEN TESTS
 def _train_tinygpt_with_correct_blocks(seed=0):
     """Train a TinyGPT built with _CorrectBlock as train_induction does; cached: (loss, accuracy, attention, tokens)."""
@@ -811,8 +811,8 @@ assert _loss < 1.0, (
 ### END HIDDEN TESTS
 
 # %% nbgrader={"grade": true, "grade_id": "test_TinyGPT_induction", "locked": true, "points": 1, "schema_version": 3, "solution": false}
-# Hidden test: after the same training, some head puts on average at least 0.6 of its weight on the position right
-# after the earlier occurrence of the current token (an induction head).
+# Hidden test: after the same training, some head is an induction head (score at least 0.6).
+# It puts on average at least 0.6 of its weight on the position right after the earlier occurrence of the current token.
 ### BEGIN HIDDEN TESTS
 _, _, _attention, _tokens = _train_tinygpt_with_correct_blocks()
 _scores = _induction_scores(_attention, _tokens)
