@@ -193,23 +193,24 @@ def test_a_failure_of_the_grader_costs_one_submission_and_is_retried_next_run(tm
     from autograde.synthetic import completed_notebook, write_submission
 
     grading = importlib.import_module("autograde.grade")
+    worker = importlib.import_module("autograde.worker")
     for student in ("alice", "bob"):
         write_submission(completed_notebook(FIRST), tmp_path / "class", student, FIRST)
-    genuine = grading._grade_submission
+    genuine = worker._grade_submission
 
     def fails_on_bob(student, assignment, notebook):
         if student == "bob":
             raise RuntimeError("an unforeseen notebook")
         return genuine(student, assignment, notebook)
 
-    monkeypatch.setattr(grading, "_grade_submission", fails_on_bob)
-    rows = grading.grade(tmp_path / "class", tmp_path / "out", [FIRST], progress=False, jobs=1)
+    monkeypatch.setattr(worker, "_grade_submission", fails_on_bob)
+    rows = grading.grade(tmp_path / "class", tmp_path / "out", [FIRST], progress=False, jobs=1).rows
     by_student = {s: [r for r in rows if r.student_id == s] for s in ("alice", "bob")}
     assert {r.status for r in by_student["alice"]} == {"passed"}
     assert {r.status for r in by_student["bob"]} == {"error"}
     assert all("the grader failed" in r.message and "an unforeseen notebook" in r.message for r in by_student["bob"])
 
-    monkeypatch.setattr(grading, "_grade_submission", genuine)
-    rows = grading.grade(tmp_path / "class", tmp_path / "out", [FIRST], progress=False, jobs=1)
-    assert {r.status for r in rows} == {"passed"}
-    assert grading.grade.last_run == {"graded": 1, "reused": 1}  # bob again, alice's result kept
+    monkeypatch.setattr(worker, "_grade_submission", genuine)
+    result = grading.grade(tmp_path / "class", tmp_path / "out", [FIRST], progress=False, jobs=1)
+    assert {r.status for r in result.rows} == {"passed"}
+    assert (result.graded, result.reused) == (1, 1)  # bob again, alice's result kept
