@@ -83,8 +83,10 @@ def load_result(out: Path, student: str, assignment: str, parts: dict[str, str])
         saved = json.loads(_path(out, student, assignment).read_text())
     except (OSError, ValueError):
         return None
-    if saved.get("parts") != parts:
-        changed = sorted(name for name in parts if saved.get("parts", {}).get(name) != parts[name])
+    before = saved.get("parts") if isinstance(saved, dict) else None
+    if before != parts:
+        before = before if isinstance(before, dict) else {}
+        changed = sorted(name for name in parts if before.get(name) != parts[name])
         log.debug("grading %s's %s again: %s changed since the last run", student, assignment, ", ".join(changed))
         return None
     try:

@@ -79,7 +79,7 @@ class Graded:
 
 
 @functools.cache
-def test_cells(assignment: str) -> tuple[tuple[str, float], ...]:
+def graded_cells(assignment: str) -> tuple[tuple[str, float], ...]:
     """(grade_id, points) of every autograded test cell of `assignment`, in notebook order."""
     return tuple((c.metadata["nbgrader"]["grade_id"], float(c.metadata["nbgrader"].get("points", 0)))
                  for c in source_notebook(assignment).cells
@@ -88,7 +88,7 @@ def test_cells(assignment: str) -> tuple[tuple[str, float], ...]:
 
 def same_for_all(student: str, assignment: str, status: Status, message: str) -> list[CellResult]:
     """Rows giving every test cell of `assignment` `status`, `message` and no points (a notebook not graded)."""
-    return [CellResult(student, assignment, g, 0.0, m, status, message) for g, m in test_cells(assignment)]
+    return [CellResult(student, assignment, g, 0.0, m, status, message) for g, m in graded_cells(assignment)]
 
 
 def timed_out(notebook) -> bool:
@@ -140,7 +140,7 @@ def cell_results(student: str, assignment: str, executed: nbformat.NotebookNode,
     by_id = {c.metadata.get("nbgrader", {}).get("grade_id"): c for c in executed.cells}
     notebook_timed_out = timed_out(executed)
     rows = []
-    for grade_id, max_score in test_cells(assignment):
+    for grade_id, max_score in graded_cells(assignment):
         if grade_id not in scores:
             rows.append(CellResult(student, assignment, grade_id, 0.0, max_score, Status.MISSING,
                                    "the test cell is not in the graded notebook"))

@@ -23,7 +23,7 @@ from pathlib import Path
 import nbformat
 from nbgrader.api import Gradebook, MissingEntry
 
-from .classify import Graded, Status, autograde_failure, cell_results, execution_notes, same_for_all, test_cells
+from .classify import Graded, Status, autograde_failure, cell_results, execution_notes, graded_cells, same_for_all
 from .course import EXERCISES, make_course, source_notebook
 from .execute import grading_settings
 from .kernel_manager import remove_scratch_of
@@ -148,7 +148,7 @@ def _grade_submission(student: str, assignment: str, notebook: Path) -> Graded:
     executed = nbformat.read(root / "autograded" / student / assignment / f"{assignment}.ipynb", as_version=4)
     scores = {}
     with Gradebook(api.coursedir.db_url) as gradebook:
-        for grade_id, _ in test_cells(assignment):
+        for grade_id, _ in graded_cells(assignment):
             try:
                 scores[grade_id] = float(gradebook.find_grade(grade_id, assignment, assignment, student).score)
             except MissingEntry:
