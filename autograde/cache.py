@@ -36,7 +36,7 @@ def grader_fingerprint(package: Path = PACKAGE) -> str:
 @functools.cache
 def _fingerprint(package: Path) -> str:
     h = hashlib.sha256(sys.version.encode())
-    files = [p for p in package.rglob("*") if p.is_file() and p.suffix in (".py", ".j2") and "__pycache__" not in p.parts]
+    files = [p for p in package.rglob("*") if p.is_file() and p.suffix in (".py", ".j2")]  # (not __pycache__'s .pyc)
     for path in sorted(files):
         h.update(path.relative_to(package).as_posix().encode() + b"\0" + path.read_bytes() + b"\0")
     for name in VERSIONED:
@@ -60,7 +60,7 @@ def key_parts(notebook: Path, assignment: str, settings: dict, solutions: Path =
 
     return {
         "notebook": sha(Path(notebook).read_bytes()),
-        "assignment": sha(assignment.encode() + b"\0" + (Path(solutions) / assignment / f"{assignment}.py").read_bytes()),
+        "assignment": sha((Path(solutions) / assignment / f"{assignment}.py").read_bytes()),
         "settings": sha(json.dumps(settings, sort_keys=True).encode()),
         "grader": grader_fingerprint(package),
     }
