@@ -17,6 +17,7 @@ def main(argv: list[str] | None = None) -> int:
 
     comp = commands.add_parser("compile", help="regenerate exercises/<a>/<a>.ipynb from solutions/<a>/<a>.py")
     comp.add_argument("assignments", nargs="*", help="assignment ids (default: all)")
+    comp.add_argument("-v", "--verbose", action="store_true", help="say what is done, and why")
 
     grd = commands.add_parser("grade", help="autograde a folder of submissions into scores.csv and grades.csv")
     grd.add_argument("submissions", type=Path,
@@ -56,6 +57,8 @@ def main(argv: list[str] | None = None) -> int:
                      help="run student code without the bubblewrap sandbox (only where no sandbox can be had: "
                           "submissions could then read the solutions and other students' work and change grades)")
     grd.add_argument("--quiet", action="store_true", help="no progress bar")
+    grd.add_argument("-v", "--verbose", action="store_true",
+                     help="say what was collected, recognised, repaired, reused, retried, and why")
 
     args = parser.parse_args(argv)
     known = assignment_ids()
@@ -64,6 +67,7 @@ def main(argv: list[str] | None = None) -> int:
     if unknown:
         parser.error(f"unknown assignment(s): {', '.join(unknown)} (known: {', '.join(known)})")
 
+    _log_to_stderr(args.verbose)
     if args.command == "compile":
         from .compile import compile_assignments, write_nbgrader_sources
 
@@ -94,13 +98,8 @@ def main(argv: list[str] | None = None) -> int:
             gradebook.kind_of(args.gradebook)  # before grading: a wrong file is found at once
         except ValueError as error:
             parser.error(str(error))
-    # What the grader recognised and what went wrong with a worker, on stderr as it happens (not nbgrader's chatter).
-    ours = logging.getLogger("autograde")
-    ours.setLevel(logging.INFO)
-    ours.addHandler(logging.StreamHandler(sys.stderr))
-    ours.propagate = False
     try:
-        rows = grade(args.submissions, args.out, getattr(args, "assignments", None), progress=not args.quiet,
+        result = grade(args.submissions, args.out, getattr(args, "assignments", None), progress=not args.quiet,
                      jobs=args.jobs, roster=args.roster, student_pattern=args.student_pattern, timeout=args.timeout,
                      scheduler=args.scheduler, memory_mib=args.memory, sandbox=False if args.no_sandbox else None,
                      processes=args.processes, disk_mib=args.disk, lms=args.lms)
@@ -109,18 +108,26 @@ def main(argv: list[str] | None = None) -> int:
     except SandboxUnavailable as error:
         print(f"python -m autograde grade: refusing to grade without a sandbox: {error}", file=sys.stderr)
         return 2
-    submissions = {(r.student_id, r.assignment) for r in rows}
-    problems = sum(r.status in ("error", "timeout", "missing", "crashed", "tampering") for r in rows)
-    run = grade.last_run
-    print(f"{len(submissions)} submission(s): {run['graded']} graded now, {run['reused']} unchanged since the last run "
-          f"into this folder; {problems} test cell(s) with errors, timeouts, crashes, tampering or missing notebooks")
-    unmatched = sum(1 for _ in open(args.out / "unmatched.csv")) - 1
+    print(f"{result.submissions} submission(s): {result.graded} graded now, {result.reused} unchanged since the last "
+          f"run into this folder; {result.problems} test cell(s) with errors, timeouts, crashes, tampering or missing "
+          "notebooks")
     print(f"wrote {args.out / 'scores.csv'}, {args.out / 'grades.csv'}, feedback in {args.out / 'feedback'} "
           f"and the report {args.out / 'report.html'}; "
-          f"{unmatched} file(s) not graded, listed in {args.out / 'unmatched.csv'}")
+          f"{len(result.unmatched)} file(s) not graded, listed in {args.out / 'unmatched.csv'}")
     if args.gradebook is not None:
         return _fill_gradebook(args)
     return 0
+
+
+def _log_to_stderr(verbose: bool) -> None:
+    """The package's log on stderr, as it happens: what it recognised and what went wrong with a worker; with
+    `verbose`, also what it collected, repaired, reused and retried. Not nbgrader's chatter."""
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("%(message)s" if not verbose else "%(levelname)s %(name)s: %(message)s"))
+    ours = logging.getLogger("autograde")
+    ours.setLevel(logging.DEBUG if verbose else logging.INFO)
+    ours.addHandler(handler)
+    ours.propagate = False
 
 
 def _fill_gradebook(args) -> int:

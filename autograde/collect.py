@@ -280,12 +280,18 @@ def _collect(top: Path, refused: list[Unmatched], dest: Path, assignments: list[
         target = dest / student / assignment / f"{assignment}.ipynb"
         target.parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(root / latest, target)
+        log.debug("collected %s as %s's %s%s", shown(latest), student, assignment,
+                  f" (the latest of {len(found)})" if len(found) > 1 else "")
         submissions[(student, assignment)] = target
         if entry.late:
             notes[(student, assignment)] = [f"{layout.title} marked this submission late"]
     if layout.name in ("folders", "nbgrader"):  # a student's folder counts even when it holds no notebook
         folder_students |= {p.name for p in root.iterdir() if p.is_dir() and not _junk(p.name)}
     students = roster_students or sorted(folder_students | {student for student, _ in submissions})
+    for u in unmatched:
+        log.debug("not graded: %s: %s", u.path, u.reason)
+    log.info("collected %d notebook(s) of %d student(s); %d file(s) not graded", len(submissions), len(students),
+             len(unmatched))
     ids = {renamed[key]: key[1] for key in renamed if key[1]}
     return Collected(submissions, unmatched, students, layout.title, ids, notes)
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import nbformat
 
-from .course import EXERCISES, REPO, make_course, source_notebook
+from .course import COURSE, EXERCISES, make_course, source_notebook
 
 
 def compile_assignments(assignments: list[str], dest: Path = EXERCISES) -> list[Path]:
@@ -30,10 +30,10 @@ def compile_assignments(assignments: list[str], dest: Path = EXERCISES) -> list[
 
 
 def write_nbgrader_sources(assignments: list[str]) -> list[Path]:
-    """Write ``autograde/source/<a>/<a>.ipynb`` for nbgrader's own commands (git-ignored)."""
+    """Write ``course/source/<a>/<a>.ipynb``, the source folder of nbgrader's own commands (git-ignored)."""
     written = []
     for assignment in assignments:
-        target = REPO / "autograde" / "source" / assignment / f"{assignment}.ipynb"
+        target = COURSE / "source" / assignment / f"{assignment}.ipynb"
         target.parent.mkdir(parents=True, exist_ok=True)
         nbformat.write(source_notebook(assignment), target)
         written.append(target)

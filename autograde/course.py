@@ -2,9 +2,7 @@
 from __future__ import annotations
 
 import functools
-import os
 import shutil
-import sys
 from pathlib import Path
 
 import jupytext
@@ -18,13 +16,32 @@ REPO = Path(__file__).resolve().parent.parent
 SOLUTIONS = REPO / "solutions"
 EXERCISES = REPO / "exercises"
 NBGRADER_CONFIG = Path(__file__).resolve().parent / "nbgrader_config.py"
+# nbgrader's runtime data for its own commands (source/, submitted/, autograded/, feedback/, gradebook.db);
+# git-ignored, and outside the package. nbgrader_config.py points nbgrader there.
+COURSE = REPO / "course"
 
-# nbgrader runs the `alembic` command of its own environment each time it opens
-# a gradebook: make it findable when the venv is not activated, and ask once.
-_bin = str(Path(sys.executable).parent)
-if _bin not in os.environ.get("PATH", "").split(os.pathsep):
-    os.environ["PATH"] = _bin + os.pathsep + os.environ.get("PATH", "")
-nbgrader.api.get_alembic_version = functools.lru_cache(maxsize=None)(nbgrader.api.get_alembic_version)
+
+def _alembic_head() -> str:
+    """The gradebook schema's version, from alembic's Python API (what nbgrader asks the `alembic` command for)."""
+    from alembic.config import Config as AlembicConfig
+    from alembic.script import ScriptDirectory
+    from nbgrader.dbutil import _temp_alembic_ini
+
+    with _temp_alembic_ini("sqlite:////tmp/gradebook.db") as ini:
+        return ScriptDirectory.from_config(AlembicConfig(ini)).get_current_head()
+
+
+@functools.cache
+def prepare_nbgrader() -> None:
+    """Make nbgrader's gradebook creation independent of PATH, and fast; once per process.
+
+    nbgrader runs the `alembic` command each time it creates a gradebook: that
+    fails when the venv is not activated (``.venv/bin/python -m autograde``)
+    and costs a process start per worker course. The same answer comes from
+    alembic's Python API, asked once. Called before a course is used (never at
+    import), and by nbgrader_config.py for nbgrader's own commands.
+    """
+    nbgrader.api.get_alembic_version = functools.cache(_alembic_head)
 
 
 def assignment_ids() -> list[str]:
@@ -79,24 +96,13 @@ def configured(config: Config, cls: type, name: str):
     return value
 
 
-def grading_settings(timeout: int | None = None, kernel: dict | None = None) -> dict:
-    """The limits grading runs under: nbgrader_config.py's, with `timeout` and `kernel` (what the instructor typed) over them."""
-    from .execute import GuardedExecute, SandboxKernelManager
-
-    config = nbgrader_config(Path("."), timeout, kernel)
-    settings = {"timeout": configured(config, GuardedExecute, "timeout")}
-    for name in ("sandbox", "memory_mib", "file_size_mib", "max_processes", "disk_mib"):
-        settings[name] = configured(config, SandboxKernelManager, name)
-    return settings
-
-
 def nbgrader_config(root: Path, timeout: int | None = None, kernel: dict | None = None) -> Config:
     """This course's nbgrader configuration, with the course directory moved to `root`.
 
     Everything lives under `root` (source/, release/, submitted/, autograded/,
     feedback/, gradebook.db), so nothing in the repository is touched.
     `timeout`, if given, replaces the per-cell time limit in seconds;
-    `kernel` sets options of :class:`autograde.execute.SandboxKernelManager`
+    `kernel` sets options of :class:`autograde.kernel_manager.SandboxKernelManager`
     (``sandbox``, ``memory_mib``, ``threads``, ...).
     """
     config = load_config()
@@ -114,6 +120,7 @@ def nbgrader_config(root: Path, timeout: int | None = None, kernel: dict | None 
 
 def nbgrader_api(root: Path, timeout: int | None = None, kernel: dict | None = None) -> NbGraderAPI:
     """An nbgrader API object for the course directory `root` (options as :func:`nbgrader_config`)."""
+    prepare_nbgrader()
     config = nbgrader_config(root, timeout, kernel)
     return NbGraderAPI(coursedir=CourseDirectory(config=config), config=config)
 

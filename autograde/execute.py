@@ -1,207 +1,78 @@
 """How nbgrader executes a submission here: sandboxed kernels, guarded tests, capped outputs, dead kernels survived.
 
 nbgrader_config.py puts :class:`GuardedExecute` in place of nbgrader's
-``Execute`` step and :class:`SandboxKernelManager` behind it, so both
+``Execute`` step (with :class:`autograde.kernel_manager.SandboxKernelManager`
+behind it) and :class:`StderrIsNotFailure` after it, so both
 ``python -m autograde grade`` and nbgrader's own ``nbgrader autograde`` grade
 this way.
+
+What happened to a cell is recorded in that cell's metadata, as data
+(:func:`events`): ``cell.metadata["autograde"] = {"killed": {"last_words": ...},
+"tampered": {"changes": [...]}, "restored": {"changes": [...]}, "timed_out": {},
+"cut_short": {"kept_chars": n}}`` (only the events that happened). The cell's
+outputs still show the student what happened, and an error output makes
+nbgrader score a test cell 0, but :mod:`autograde.classify` reads the record,
+never the text.
 """
 from __future__ import annotations
 
 import ast
-import asyncio
 import copy
-import os
-import shutil
-import sys
-import tempfile
+import functools
+from enum import StrEnum
 from pathlib import Path
 
-from jupyter_client.manager import AsyncKernelManager
 from nbclient.exceptions import DeadKernelError
 from nbformat import NotebookNode
-from nbgrader.preprocessors import Execute
-from traitlets import Bool, Integer, Unicode
+from nbgrader.preprocessors import Execute, NbGraderPreprocessor
+from traitlets import Bool, Integer
 
-from . import sandbox
+from .course import configured, nbgrader_config
+from .kernel_manager import SandboxKernelManager
+from .sources import defined_names, free_names, imported_packages
 
-GUARD_SOURCE = (Path(__file__).resolve().parent / "kernel_guard.py").read_text()
+__all__ = ["EVENTS_KEY", "Event", "GuardedExecute", "SandboxKernelManager", "StderrIsNotFailure", "error_output",
+           "events", "grading_settings", "record"]
+
 GUARD = "_autograde_guard"  # the guard's module name inside the kernel
+EVENTS_KEY = "autograde"  # the key of the execute step's record in a cell's metadata
 
 
-class SandboxKernelManager(AsyncKernelManager):
-    """Starts each kernel through :mod:`autograde.sandbox`: its own scratch folder, limits, and bubblewrap.
+class Event(StrEnum):
+    """What the execute step can record about a cell (the keys of ``cell.metadata["autograde"]``)."""
 
-    The connection file and the kernel's log live in a fresh folder per
-    kernel, removed when the kernel is cleaned up. In the sandbox, the kernel's
-    Unix sockets (IPC transport: the sandbox has no network) lie in its own
-    size-limited /tmp, reached through ``/proc/<pid>/root`` of the sandbox.
-    """
-
-    sandbox = Bool(True, help="run kernels in a bubblewrap sandbox (else only the memory and file-size limits apply)"
-                   ).tag(config=True)
-    memory_mib = Integer(4096, help="address-space limit of a kernel in MiB").tag(config=True)
-    file_size_mib = Integer(512, help="largest file a kernel may write, in MiB").tag(config=True)
-    max_processes = Integer(128, help="processes (and threads) a kernel may start beyond its NumPy and PyTorch "
-                                      "thread pools; 0 for no limit (sandbox only)").tag(config=True)
-    disk_mib = Integer(512, help="size in MiB of the sandbox's /tmp, which holds the kernel's home and working "
-                                 "folder and is the only place it may write; 0 for no limit (sandbox only)"
-                       ).tag(config=True)
-    threads = Integer(1, help="threads a kernel's NumPy and PyTorch may use").tag(config=True)
-    scratch_base = Unicode("", help="folder for the kernels' scratch folders (default: the system's temp folder); "
-                                    "keep its path short, Unix socket paths are limited to 107 bytes").tag(config=True)
-    last_words = Unicode("", help="the last lines the kernel wrote to its log, kept when it is cleaned up")
-
-    async def _async_pre_start_kernel(self, **kw):
-        # The worker's pid in the name: when a worker is lost, the grader removes its kernels' folders.
-        self._scratch = tempfile.mkdtemp(prefix=f"ag-{os.getpid()}-", dir=self.scratch_base or None)
-        self.transport = "ipc"
-        self.connection_file = os.path.join(self._scratch, "kernel.json")
-        self.ip = sandbox.KERNEL_IPC if self.sandbox else os.path.join(self._scratch, "ipc")
-        return await super()._async_pre_start_kernel(**kw)
-
-    def format_kernel_cmd(self, extra_arguments=None):
-        command = super().format_kernel_cmd(extra_arguments)
-        if any("ipykernel" in part for part in command):
-            # What the process writes to its stderr file descriptor (a crash's last words: the fault handler,
-            # C libraries) must reach kernel.log at once; ipykernel's forwarding thread dies with the kernel.
-            command.append("--IPKernelApp.capture_fd_output=False")
-        launcher = [sys.executable, str(sandbox.LAUNCHER), "--memory", str(self.memory_mib),
-                    "--file-size", str(self.file_size_mib), "--threads", str(self.threads),
-                    "--processes", str(self.max_processes), "--disk", str(self.disk_mib)]
-        return launcher + ([] if self.sandbox else ["--no-sandbox"]) + ["--"] + command
-
-    async def _async_launch_kernel(self, kernel_cmd, **kw):
-        await super()._async_launch_kernel(kernel_cmd, **kw)
-        if self.sandbox:  # the client connects to the sockets inside the sandbox, before the control socket opens
-            pid = await self._sandbox_pid()
-            if pid is not None:
-                self.ip = f"/proc/{pid}/root{sandbox.KERNEL_IPC}"
-
-    async def _sandbox_pid(self, timeout: float = 30.0) -> int | None:
-        """The sandbox's first process, as bubblewrap reports it; None if bubblewrap exits (or stalls) first."""
-        deadline = asyncio.get_running_loop().time() + timeout
-        while asyncio.get_running_loop().time() < deadline:
-            pid = sandbox.sandbox_pid(self._scratch)
-            if pid is not None or await self.provisioner.poll() is not None:
-                return pid
-            await asyncio.sleep(0.002)
-        return None
-
-    def cleanup_ipc_files(self) -> None:
-        """Remove the kernel's socket files; in the sandbox there is nothing to do, they vanish with its /tmp.
-
-        (Removing them through /proc/<pid>/root could hit another sandbox: by now that pid may be another's.)
-        """
-        if not self.sandbox:
-            super().cleanup_ipc_files()
-
-    async def _async_cleanup_resources(self, restart: bool = False) -> None:
-        await super()._async_cleanup_resources(restart)
-        if not restart and getattr(self, "_scratch", None):
-            self.last_words = log_tail(Path(self._scratch) / "kernel.log")
-            shutil.rmtree(self._scratch, ignore_errors=True)
-            self._scratch = None  # nbclient cleans up twice (in shutdown_kernel and after it): keep what was read
-
-    # The base class binds this name to its own method, which nbclient calls after a kernel died.
-    cleanup_resources = _async_cleanup_resources
+    KILLED = "killed"  # the kernel died while the cell ran; the notebook ran again without it. {"last_words": str}
+    TAMPERED = "tampered"  # a test cell during which the code under test changed what tests rely on. {"changes": [str]}
+    RESTORED = "restored"  # before this test cell, changes to what tests rely on were put back. {"changes": [str]}
+    TIMED_OUT = "timed_out"  # interrupted at the time limit. {}
+    CUT_SHORT = "cut_short"  # its output was cut. {"kept_chars": int}
 
 
-def log_tail(path: Path, lines: int = 8, chars: int = 1000) -> str:
-    """A dead kernel's last words in its log: at most `lines` lines and `chars` characters, '' if none.
-
-    Where Python's fault handler reported a crash, its report from the top
-    (the error, then the innermost frames); else the log's last lines.
-    ipykernel's start-up banner is left out.
-    """
-    try:
-        with open(path, "rb") as f:
-            f.seek(max(0, os.path.getsize(path) - 16 * chars))
-            text = f.read().decode("utf-8", errors="replace")
-    except OSError:
-        return ""
-    found = text.splitlines()
-    # The banner ends with how to connect ("--existing <file>"); what matters comes after it.
-    start = max((i + 1 for i, line in enumerate(found) if line.strip().startswith("--existing ")), default=0)
-    crash = max((i for i, line in enumerate(found) if line.startswith("Fatal Python error")), default=None)
-    if crash is not None:  # the error, then the thread that crashed, innermost frame first
-        current = next((i for i in range(crash, len(found)) if found[i].startswith("Current thread")), crash + 1)
-        kept = [found[crash]] + [line.rstrip() for line in found[current:] if line.strip()][:lines - 1]
-    else:
-        kept = [line.rstrip() for line in found[start:] if line.strip()][-lines:]
-    return "\n".join(kept)[:chars]
+def record(cell, event: Event, **details) -> None:
+    """Record `event` (with `details`) in `cell`'s metadata."""
+    cell.setdefault("metadata", {}).setdefault(EVENTS_KEY, {})[str(event)] = details
 
 
-def remove_scratch_of(pid: int) -> None:
-    """Remove the scratch folders of the kernels a (lost) worker process `pid` started in the system's temp folder."""
-    for folder in Path(tempfile.gettempdir()).glob(f"ag-{pid}-*"):
-        shutil.rmtree(folder, ignore_errors=True)
+def events(cell) -> dict[Event, dict]:
+    """The events recorded in `cell`'s metadata (unknown or malformed entries are ignored)."""
+    found = cell.get("metadata", {}).get(EVENTS_KEY, {})
+    if not isinstance(found, dict):
+        return {}
+    return {Event(k): (v if isinstance(v, dict) else {}) for k, v in found.items() if k in Event._value2member_map_}
 
 
-def defined_names(source: str) -> list[str]:
-    """Global names that `source` binds outside function bodies (assignments, loops, with, defs, classes, imports)."""
-    try:
-        tree = ast.parse(source)
-    except SyntaxError:
-        return []
-    names: list[str] = []
-
-    def visit(node):
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            names.append(node.name)
-            return  # names inside are local to it
-        if isinstance(node, (ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)):
-            return
-        if isinstance(node, (ast.Import, ast.ImportFrom)):
-            names.extend((a.asname or a.name).split(".")[0] for a in node.names if a.name != "*")
-        elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
-            names.append(node.id)
-        elif isinstance(node, ast.ExceptHandler) and node.name:
-            names.append(node.name)
-        for child in ast.iter_child_nodes(node):
-            visit(child)
-
-    visit(tree)
-    return sorted(set(names))
+@functools.cache
+def _guard_source() -> str:
+    return (Path(__file__).resolve().parent / "kernel_guard.py").read_text()
 
 
-def free_names(source: str) -> set[str]:
-    """Names that `source` reads but never binds itself: what it needs from earlier cells.
-
-    A test cell's free names are what the guard protects: a given helper that
-    no test reads (a tool for the student, such as a provided ``softmax``) is
-    the student's to redefine.
-    """
-    try:
-        tree = ast.parse(source)
-    except SyntaxError:
-        return set()
-    loaded, stored = set(), set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Name):
-            (loaded if isinstance(node.ctx, ast.Load) else stored).add(node.id)
-        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            stored.add(node.name)
-        elif isinstance(node, ast.arg):
-            stored.add(node.arg)
-        elif isinstance(node, (ast.Import, ast.ImportFrom)):
-            stored.update((a.asname or a.name).split(".")[0] for a in node.names)
-    return loaded - stored
-
-
-def imported_packages(sources: list[str]) -> list[str]:
-    """Top-level packages that `sources` import, sorted."""
-    found = set()
-    for source in sources:
-        try:
-            tree = ast.parse(source)
-        except SyntaxError:
-            continue
-        for node in ast.walk(tree):
-            if isinstance(node, ast.Import):
-                found.update(a.name.split(".")[0] for a in node.names)
-            elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
-                found.add(node.module.split(".")[0])
-    return sorted(found)
+def grading_settings(timeout: int | None = None, kernel: dict | None = None) -> dict:
+    """The limits grading runs under: nbgrader_config.py's, with `timeout` and `kernel` (what the instructor typed) over them."""
+    config = nbgrader_config(Path("."), timeout, kernel)
+    settings = {"timeout": configured(config, GuardedExecute, "timeout")}
+    for name in ("sandbox", "memory_mib", "file_size_mib", "max_processes", "disk_mib"):
+        settings[name] = configured(config, SandboxKernelManager, name)
+    return settings
 
 
 def error_output(name: str, message: str) -> NotebookNode:
@@ -209,22 +80,40 @@ def error_output(name: str, message: str) -> NotebookNode:
     return NotebookNode(output_type="error", ename=name, evalue=message, traceback=[f"{name}: {message}"])
 
 
+class StderrIsNotFailure(NbGraderPreprocessor):
+    """Relabel what test cells wrote to stderr as stdout, prefixed ``[stderr]``.
+
+    nbgrader scores any test cell that wrote to stderr as failed, so a correct
+    answer that prints a debug message or triggers a warning would lose its
+    points. Exceptions still fail the cell; tests that must forbid warnings
+    turn them into exceptions themselves.
+    """
+
+    def preprocess_cell(self, cell, resources, index):
+        if cell.cell_type == "code" and cell.metadata.get("nbgrader", {}).get("grade"):
+            for output in cell.get("outputs", []):
+                if output.get("output_type") == "stream" and output.get("name") == "stderr":
+                    output["name"] = "stdout"
+                    output["text"] = "".join(f"[stderr] {line}" for line in output["text"].splitlines(keepends=True))
+        return cell, resources
+
+
 class GuardedExecute(Execute):
     """nbgrader's Execute, hardened for hostile or broken submissions.
 
     - Before the first cell the kernel records the functions tests rely on
-      (:mod:`autograde.kernel_guard`); before each test cell they are put back,
-      and a test cell during which student code changed them fails with
-      ``TamperingError``. Changes found before a test cell are listed in the
-      notebook's metadata (``autograde.restored``).
+      (:mod:`autograde.kernel_guard`); before each test cell they are put back
+      (event ``restored`` on that cell), and a test cell during which student
+      code changed them fails with ``TamperingError`` (event ``tampered``).
     - A cell's output is cut at `max_output_chars` characters as it arrives,
-      so a submission that prints gigabytes cannot exhaust the grader.
+      so a submission that prints gigabytes cannot exhaust the grader
+      (event ``cut_short``).
     - When the kernel dies (``os._exit``, a segfault), the cell that killed it
       fails with ``KernelDied`` and the notebook runs again in a fresh kernel
-      without that cell, so every other cell is graded as usual. The last lines
-      of the dead kernel's log are kept (``autograde.last_words``).
-    - Cells interrupted at the time limit are listed (``autograde.timed_out``):
-      an answer cell that never finished may still have defined what its tests
+      without that cell, so every other cell is graded as usual (event
+      ``killed``, with the last lines of the dead kernel's log).
+    - Cells interrupted at the time limit get the event ``timed_out``: an
+      answer cell that never finished may still have defined what its tests
       need, and that must not go unnoticed.
     """
 
@@ -239,12 +128,10 @@ class GuardedExecute(Execute):
         original = copy.deepcopy(nb)
         self._killers: dict[int, str] = {}  # cell index -> the dead kernel's last words
         while True:
-            self._restored: list[str] = []
-            self._timed_out: list[int] = []
             self._current = None
             self._cut: set[int] = set()
             self._chars: dict[int, int] = {}
-            attempt = copy.deepcopy(original)
+            attempt = copy.deepcopy(original)  # each attempt starts from the submission: no events of the last one
             try:
                 nb, resources = super().preprocess(attempt, resources, km)
                 break
@@ -253,12 +140,7 @@ class GuardedExecute(Execute):
                     raise  # the kernel did not even start, or died outside any cell: nothing to skip
                 # nbclient has cleaned the kernel up by now, and its manager kept the log's last lines.
                 self._killers[self._current] = getattr(self._manager, "last_words", "")
-        if self._restored or self._killers or self._timed_out:
-            meta = nb.metadata.setdefault("autograde", {})
-            meta["restored"] = sorted(set(self._restored))
-            meta["kernel_died_in"] = sorted(self._killers)
-            meta["last_words"] = {str(index): words for index, words in self._killers.items() if words}
-            meta["timed_out"] = sorted(set(self._timed_out))
+                self.log.info("the kernel died in cell %d; running the notebook again without it", self._current)
         return nb, resources
 
     def create_kernel_manager(self):
@@ -268,8 +150,10 @@ class GuardedExecute(Execute):
 
     def preprocess_cell(self, cell, resources, index):
         if index in self._killers:
+            # The error output is what nbgrader scores (a test cell with an error gets 0) and what the student sees.
             cell.outputs = [error_output("KernelDied", "the kernel died while running this cell (os._exit, a crash "
                                                        "or running out of memory); the rest was graded without it")]
+            record(cell, Event.KILLED, last_words=self._killers[index])
             return cell, resources
         if self.guard and index == 0:
             self._start_guard()
@@ -279,7 +163,9 @@ class GuardedExecute(Execute):
         is_test = bool(nbgrader.get("grade") and not nbgrader.get("solution"))
         provided = bool(nbgrader and not nbgrader.get("solution"))
         if is_test and self._dirty:  # student code ran since the last check
-            self._restored += self._guard_check()
+            restored = self._guard_check()
+            if restored:
+                record(cell, Event.RESTORED, changes=restored)
         # What a given or test cell defines is recorded (and after a test, checked) in the same request as the
         # cell itself, as its user_expressions: no extra round trip to the kernel.
         names = [n for n in defined_names(cell.source) if n in self._test_reads]
@@ -299,6 +185,7 @@ class GuardedExecute(Execute):
                 cell.outputs.append(error_output(
                     "TamperingError", "while this test ran, the code under test changed what the test relies on: "
                     + "; ".join(result[:5]) + ". The test does not count."))
+                record(cell, Event.TAMPERED, changes=result)
         return cell, resources
 
     def _run(self, cell, resources, index):
@@ -309,8 +196,9 @@ class GuardedExecute(Execute):
 
     def on_cell_executed(self, **kwargs):
         self._last_reply = kwargs.get("execute_reply")
+        # nbclient answers for a kernel that did not reply in time with the reply `error_on_timeout` describes.
         if (self._last_reply or {}).get("content", {}).get("ename") == self.error_on_timeout.get("ename"):
-            self._timed_out.append(kwargs["cell_index"])
+            record(kwargs["cell"], Event.TIMED_OUT)
         return super().on_cell_executed(**kwargs)
 
     @staticmethod
@@ -341,7 +229,7 @@ class GuardedExecute(Execute):
                  and c.metadata.get("nbgrader", {}).get("grade") and not c.metadata.get("nbgrader", {}).get("solution")]
         self._test_reads = set().union(*map(free_names, tests)) if tests else set()
         code = (f"import sys as _s, types as _t\n_m = _t.ModuleType({GUARD!r})\n_m.get_ipython = get_ipython\n"
-                f"exec(compile({GUARD_SOURCE!r}, 'autograde_guard', 'exec'), _m.__dict__)\n"
+                f"exec(compile({_guard_source()!r}, 'autograde_guard', 'exec'), _m.__dict__)\n"
                 f"_s.modules[{GUARD!r}] = _m\n_m.snapshot({packages!r})\ndel _s, _t, _m\n")
         reply = self.wait_for_reply(self.kc.execute(code, silent=True, store_history=False), None)
         if (reply or {}).get("content", {}).get("status") != "ok":
@@ -367,6 +255,7 @@ class GuardedExecute(Execute):
             self._chars[cell_index] = self._chars.get(cell_index, 0) + size
             if self._chars[cell_index] > self.max_output_chars:
                 self._cut.add(cell_index)
+                record(self.nb.cells[cell_index], Event.CUT_SHORT, kept_chars=self.max_output_chars)
                 outs.append(NotebookNode(output_type="stream", name="stdout",
                                          text=f"\n[output cut at {self.max_output_chars:,} characters by the grader]\n"))
                 return None

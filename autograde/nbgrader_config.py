@@ -1,37 +1,41 @@
 """nbgrader configuration for this course.
 
-The repository root is the course root: the compiled solutions are nbgrader's
-source (``autograde/source``, made by ``python -m autograde compile``) and
-``exercises/`` is its release folder. Runtime data (gradebook, submitted/,
-autograded/, feedback/) stays under ``autograde/`` and is git-ignored.
+The repository root is the course root: ``exercises/`` is nbgrader's release
+folder, and its runtime data lives in the git-ignored ``course/`` folder at the
+root: the compiled solutions (``course/source``, made by
+``python -m autograde compile``), ``course/submitted``, ``course/autograded``,
+``course/feedback`` and ``course/gradebook.db``.
 
 Run nbgrader's own commands from this folder, e.g.::
 
     cd autograde && nbgrader autograde 01-weighted-sum
 
 ``python -m autograde grade`` reads this file too and only moves the folders
-into a scratch course directory, so both paths grade the same way.
+into a scratch course directory, so both paths grade the same way. The
+``autograde`` package is importable here because the project is installed
+(editable) in the venv.
 """
-import sys
 from pathlib import Path
 
 from nbconvert.preprocessors import ClearMetadataPreprocessor
 from nbgrader.preprocessors import AssignLatePenalties, CheckCellMetadata, IgnorePattern, LimitOutput, SaveAutoGrades
 
+from autograde.course import prepare_nbgrader
+from autograde.execute import GuardedExecute, StderrIsNotFailure
+
 c = get_config()  # noqa: F821 (provided by traitlets when nbgrader loads this file)
 
 repo = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(repo))  # for autograde.preprocessors when nbgrader runs from this folder
-from autograde.execute import GuardedExecute  # noqa: E402
-from autograde.preprocessors import StderrIsNotFailure  # noqa: E402
-
+runtime = "course"  # nbgrader's runtime data, git-ignored
 c.CourseDirectory.root = str(repo)
-c.CourseDirectory.source_directory = "autograde/source"
+c.CourseDirectory.source_directory = f"{runtime}/source"
 c.CourseDirectory.release_directory = "exercises"
-c.CourseDirectory.submitted_directory = "autograde/submitted"
-c.CourseDirectory.autograded_directory = "autograde/autograded"
-c.CourseDirectory.feedback_directory = "autograde/feedback"
-c.CourseDirectory.db_url = f"sqlite:///{repo / 'autograde' / 'gradebook.db'}"
+c.CourseDirectory.submitted_directory = f"{runtime}/submitted"
+c.CourseDirectory.autograded_directory = f"{runtime}/autograded"
+c.CourseDirectory.feedback_directory = f"{runtime}/feedback"
+c.CourseDirectory.db_url = f"sqlite:///{repo / runtime / 'gradebook.db'}"
+# nbgrader's own commands create gradebooks too: without this they need the venv's bin folder on PATH (for alembic).
+prepare_nbgrader()
 
 # What a student sees in place of a solution.
 c.ClearSolutions.code_stub = {"python": "# YOUR CODE HERE\nraise NotImplementedError()"}

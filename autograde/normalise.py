@@ -18,10 +18,55 @@ How a student cell is matched to an answer cell:
 from __future__ import annotations
 
 import copy
+import json
+import logging
+from pathlib import Path
 
 import nbformat
 
-from .execute import defined_names
+from .sources import defined_names
+
+log = logging.getLogger(__name__)
+
+
+class Unreadable(ValueError):
+    """A submitted file that holds no notebook that can be graded (empty, not JSON, no cells)."""
+
+
+def first_line(text) -> str:
+    """The first non-empty line of `text` (any object, as str), stripped, at most 300 characters."""
+    for line in str(text).splitlines():
+        if line.strip():
+            return line.strip()[:300]
+    return ""
+
+
+def read_submission(path: Path) -> tuple[nbformat.NotebookNode, list[str]]:
+    """The notebook in the file `path`, and notes on any salvage; raises :class:`Unreadable` (saying why) if none.
+
+    A file that is JSON with cells but breaks the notebook format (hand-edited,
+    written by an odd tool) is salvaged: its cells are kept, the rest dropped
+    (:func:`salvage`).
+    """
+    data = Path(path).read_bytes()
+    if not data.strip():
+        raise Unreadable("the submitted file is empty")
+    try:
+        content = json.loads(data)
+    except ValueError as e:
+        raise Unreadable(f"the submitted file is not a notebook (not valid JSON: {first_line(e)})") from None
+    try:
+        nb = nbformat.reads(data.decode("utf-8", errors="replace"), as_version=4)
+        nbformat.validate(nb)
+        return nb, []
+    except Exception as e:  # nbformat raises several kinds of errors for malformed notebooks
+        problem = first_line(e)
+    nb = salvage(content)
+    if nb is None:
+        raise Unreadable(f"the submitted file is not a valid notebook ({problem})")
+    log.debug("%s breaks the notebook format (%s): its cells were salvaged", path, problem)
+    return nb, [f"the file did not follow the notebook format ({problem}); its cells were read and "
+                "their outputs and other metadata dropped"]
 
 
 def _nbgrader(cell) -> dict:
@@ -73,7 +118,7 @@ def rebuild(submitted: nbformat.NotebookNode, released: nbformat.NotebookNode,
     """The released notebook with the student's answers and own cells; and what was repaired (sentences).
 
     `solution_names` maps each answer cell's grade id to the names its
-    reference solution defines (see :func:`autograde.execute.defined_names`).
+    reference solution defines (see :func:`autograde.sources.defined_names`).
     """
     answers = {_nbgrader(c)["grade_id"]: c for c in released.cells if _nbgrader(c).get("solution")}
     other_ids = {_nbgrader(c).get("grade_id") for c in released.cells if _nbgrader(c).get("grade_id")} - set(answers)

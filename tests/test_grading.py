@@ -1,9 +1,10 @@
 """The grading command's outputs and its handling of submissions that cannot be graded."""
 import csv
-import html
 import shutil
 import subprocess
 import sys
+
+from markupsafe import escape  # as the pages' templates escape text
 
 from autograde.course import REPO, assignment_ids, graded_cell_ids
 
@@ -111,9 +112,9 @@ def test_feedback_explains_lost_points_without_test_code(graded):
     lost = [r for (s, a, c), r in graded["scores"].items() if s == student and a == FIRST and r["status"] != "passed"]
     assert lost
     for row in lost:
-        assert row["grade_id"] in page and html.escape(row["message"]) in page
+        assert row["grade_id"] in page and escape(row["message"]) in page
     secrets = [line for a in assignment_ids() for line in secret_lines(a)]
-    leaked = [line for line in secrets if html.escape(line) in page or line in page]
+    leaked = [line for line in secrets if escape(line) in page or line in page]
     assert not leaked, leaked[:3]
 
 
@@ -193,23 +194,24 @@ def test_a_failure_of_the_grader_costs_one_submission_and_is_retried_next_run(tm
     from autograde.synthetic import completed_notebook, write_submission
 
     grading = importlib.import_module("autograde.grade")
+    worker = importlib.import_module("autograde.worker")
     for student in ("alice", "bob"):
         write_submission(completed_notebook(FIRST), tmp_path / "class", student, FIRST)
-    genuine = grading._grade_submission
+    genuine = worker._grade_submission
 
     def fails_on_bob(student, assignment, notebook):
         if student == "bob":
             raise RuntimeError("an unforeseen notebook")
         return genuine(student, assignment, notebook)
 
-    monkeypatch.setattr(grading, "_grade_submission", fails_on_bob)
-    rows = grading.grade(tmp_path / "class", tmp_path / "out", [FIRST], progress=False, jobs=1)
+    monkeypatch.setattr(worker, "_grade_submission", fails_on_bob)
+    rows = grading.grade(tmp_path / "class", tmp_path / "out", [FIRST], progress=False, jobs=1).rows
     by_student = {s: [r for r in rows if r.student_id == s] for s in ("alice", "bob")}
     assert {r.status for r in by_student["alice"]} == {"passed"}
     assert {r.status for r in by_student["bob"]} == {"error"}
     assert all("the grader failed" in r.message and "an unforeseen notebook" in r.message for r in by_student["bob"])
 
-    monkeypatch.setattr(grading, "_grade_submission", genuine)
-    rows = grading.grade(tmp_path / "class", tmp_path / "out", [FIRST], progress=False, jobs=1)
-    assert {r.status for r in rows} == {"passed"}
-    assert grading.grade.last_run == {"graded": 1, "reused": 1}  # bob again, alice's result kept
+    monkeypatch.setattr(worker, "_grade_submission", genuine)
+    result = grading.grade(tmp_path / "class", tmp_path / "out", [FIRST], progress=False, jobs=1)
+    assert {r.status for r in result.rows} == {"passed"}
+    assert (result.graded, result.reused) == (1, 1)  # bob again, alice's result kept

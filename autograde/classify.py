@@ -1,0 +1,198 @@
+"""Classify an executed notebook's test cells: one :class:`Status` and one message per cell, and notes.
+
+The inputs are the points nbgrader's gradebook gave each test cell and the
+executed notebook, in which :mod:`autograde.execute` recorded, as metadata,
+what happened to each cell (killed, tampered, timed out, ...). The status is
+read from that record and from the type of the exception a cell raised, never
+from text the grader wrote into an output.
+"""
+from __future__ import annotations
+
+import functools
+import re
+from dataclasses import dataclass, field
+from enum import StrEnum
+
+import nbformat
+
+from .course import source_notebook
+from .execute import Event, events
+from .normalise import first_line
+
+
+class Status(StrEnum):
+    """How one test cell of one submission fared: the ``status`` column of scores.csv."""
+
+    PASSED = "passed"
+    FAILED = "failed"  # a test's assertion
+    ERROR = "error"  # any other exception; a file that holds no notebook; the grader failed on it
+    TIMEOUT = "timeout"  # a cell ran past the time limit and was interrupted
+    CRASHED = "crashed"  # the kernel died in this cell
+    TAMPERING = "tampering"  # the code under test changed what the test relies on
+    MISSING = "missing"  # no notebook, or the test cell is not in it
+
+    @property
+    def meaning(self) -> str:
+        """What the status means, in words for students and instructors."""
+        return _MEANING[self]
+
+    @property
+    def is_problem(self) -> bool:
+        """Whether the instructor should look: not a plain pass or a test's verdict on the answer."""
+        return self not in (Status.PASSED, Status.FAILED)
+
+
+_MEANING = {
+    Status.PASSED: "all points",
+    Status.FAILED: "a test found a mistake",
+    Status.ERROR: "the code raised an error or could not run",
+    Status.TIMEOUT: "a cell ran past the time limit",
+    Status.CRASHED: "the kernel died (os._exit, a crash or memory)",
+    Status.TAMPERING: "the code under test changed the test's tools: no points",
+    Status.MISSING: "no notebook was handed in",
+}
+
+
+@dataclass
+class CellResult:
+    """One row of scores.csv: how one test cell of one submission fared."""
+
+    student_id: str
+    assignment: str
+    grade_id: str
+    score: float
+    max_score: float
+    status: Status
+    message: str
+
+    def __post_init__(self):
+        self.status = Status(self.status)  # (rows read back from the cache hold the status as text)
+
+
+@dataclass
+class Graded:
+    """What grading one submission gives: its rows of scores.csv and notes on what was repaired or flagged."""
+
+    rows: list[CellResult]
+    notes: list[str] = field(default_factory=list)
+    keep: bool = True  # False when the grader itself failed: the next run tries again
+
+
+@functools.cache
+def graded_cells(assignment: str) -> tuple[tuple[str, float], ...]:
+    """(grade_id, points) of every autograded test cell of `assignment`, in notebook order."""
+    return tuple((c.metadata["nbgrader"]["grade_id"], float(c.metadata["nbgrader"].get("points", 0)))
+                 for c in source_notebook(assignment).cells
+                 if c.cell_type == "code" and c.metadata.get("nbgrader", {}).get("grade"))
+
+
+def same_for_all(student: str, assignment: str, status: Status, message: str) -> list[CellResult]:
+    """Rows giving every test cell of `assignment` `status`, `message` and no points (a notebook not graded)."""
+    return [CellResult(student, assignment, g, 0.0, m, status, message) for g, m in graded_cells(assignment)]
+
+
+def timed_out(notebook) -> bool:
+    """Whether any cell of an executed notebook was interrupted at the per-cell time limit."""
+    return any(Event.TIMED_OUT in events(c) for c in notebook.cells)
+
+
+def classify_cell(cell, notebook_timed_out: bool = False) -> tuple[Status, str] | None:
+    """(status, message) for an executed test cell that did not earn its points; None if it shows no failure.
+
+    What the execute step recorded decides first; then the first exception the
+    cell shows: ``AssertionError`` is a test's verdict (failed), anything else
+    an error. After a timeout in an earlier cell, an error is most likely its
+    consequence (a name never defined), so it counts as a timeout.
+    """
+    happened = events(cell)
+    if Event.KILLED in happened:
+        return Status.CRASHED, ("the kernel died while running this cell (os._exit, a crash or running out of memory);"
+                                " the rest was graded without it")
+    if Event.TAMPERED in happened:
+        changes = happened[Event.TAMPERED].get("changes", [])
+        return Status.TAMPERING, ("while this test ran, the code under test changed what the test relies on: "
+                                  + "; ".join(map(str, changes[:5])) + ". The test does not count.")
+    if Event.TIMED_OUT in happened:
+        return Status.TIMEOUT, "the cell ran longer than the time limit and was interrupted"
+    for output in cell.get("outputs", []):
+        if output.get("output_type") == "error":
+            name, value = output.get("ename", "Error"), first_line(output.get("evalue", ""))
+            if name == "AssertionError":
+                return Status.FAILED, f"{name}: {value}" if value else name
+            if name == "NotImplementedError":
+                message = "NotImplementedError: not done yet (replace raise NotImplementedError() with your code)"
+            else:
+                message = f"{name}: {value}" if value else name
+            if notebook_timed_out:
+                return Status.TIMEOUT, f"an earlier cell ran longer than the time limit; then {message}"
+            return Status.ERROR, message
+    return None
+
+
+def cell_results(student: str, assignment: str, executed: nbformat.NotebookNode,
+                 scores: dict[str, float]) -> list[CellResult]:
+    """The rows of one autograded submission.
+
+    `scores` maps each test cell's grade id to the points nbgrader's gradebook
+    gave it (a cell absent from it is ``missing``); `executed` is the notebook
+    as nbgrader executed it, with the execute step's record in its cells.
+    """
+    by_id = {c.metadata.get("nbgrader", {}).get("grade_id"): c for c in executed.cells}
+    notebook_timed_out = timed_out(executed)
+    rows = []
+    for grade_id, max_score in graded_cells(assignment):
+        if grade_id not in scores:
+            rows.append(CellResult(student, assignment, grade_id, 0.0, max_score, Status.MISSING,
+                                   "the test cell is not in the graded notebook"))
+            continue
+        score = scores[grade_id]
+        failure = classify_cell(by_id[grade_id], notebook_timed_out) if grade_id in by_id else None
+        if score >= max_score:
+            status, message = Status.PASSED, ""
+        elif failure is not None:
+            status, message = failure
+        else:
+            status, message = Status.FAILED, "scored less than full marks"
+        rows.append(CellResult(student, assignment, grade_id, score, max_score, status, message))
+    return rows
+
+
+def autograde_failure(log: str) -> tuple[Status, str]:
+    """(status, message) for a notebook ``nbgrader autograde`` could not grade, from the error and log it returned."""
+    if "CellTimeoutError" in log or "Timeout" in log:
+        return Status.TIMEOUT, "the notebook did not finish within the time limit"
+    if "Kernel died" in log or "DeadKernelError" in log:
+        return Status.CRASHED, "the notebook's kernel died (a crash, os._exit or running out of memory)"
+    # The most informative line is the last 'SomeError: message' of nbgrader's traceback.
+    raised = [line.strip() for line in log.splitlines() if re.match(r"\s*[\w.]*(Error|Exception)\b.*:", line)]
+    detail = raised[-1] if raised else first_line(log)
+    return Status.ERROR, f"nbgrader could not grade this notebook: {detail[:300]}"
+
+
+def _cell_name(notebook: nbformat.NotebookNode, index: int) -> str:
+    return notebook.cells[index].metadata.get("nbgrader", {}).get("grade_id") or f"number {index + 1}"
+
+
+def execution_notes(executed: nbformat.NotebookNode) -> list[str]:
+    """Notes on what the execute step recorded in an executed notebook: changes undone before tests, dead kernels
+    and their last words, answer cells stopped at the time limit, cut outputs."""
+    restored, notes, cut = [], [], 0
+    for index, cell in enumerate(executed.cells):
+        happened = events(cell)
+        restored += happened.get(Event.RESTORED, {}).get("changes", [])
+        if Event.KILLED in happened:
+            last = happened[Event.KILLED].get("last_words")
+            notes.append(f"the kernel died in cell {_cell_name(executed, index)}; that cell was skipped and the "
+                         "notebook graded without it" + (f". The kernel's last words: {last}" if last else ""))
+        meta = cell.metadata.get("nbgrader", {})
+        if Event.TIMED_OUT in happened and not (meta.get("grade") and not meta.get("solution")):
+            # (a test cell's timeout is its status, not a note)
+            notes.append(f"cell {_cell_name(executed, index)} was stopped at the time limit before it finished; "
+                         "what it had defined by then was kept, and the tests ran on that")
+        cut += Event.CUT_SHORT in happened
+    if restored:
+        notes.insert(0, "before the tests ran, the grader undid changes the notebook made to what tests rely on: "
+                     + "; ".join(sorted(set(restored))[:10]))
+    if cut:
+        notes.append(f"the output of {cut} cell(s) was cut short (too long)")
+    return notes

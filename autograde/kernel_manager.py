@@ -1,0 +1,128 @@
+"""The kernel manager grading uses: each kernel in its own scratch folder, under limits, in the sandbox.
+
+nbgrader_config.py names it (``c.SandboxKernelManager.*``) and
+:class:`autograde.execute.GuardedExecute` starts every kernel with it. The
+launcher it puts in front of the kernel command is :mod:`autograde.sandbox`.
+"""
+from __future__ import annotations
+
+import asyncio
+import os
+import shutil
+import sys
+import tempfile
+from pathlib import Path
+
+from jupyter_client.manager import AsyncKernelManager
+from traitlets import Bool, Integer, Unicode
+
+from . import sandbox
+
+
+class SandboxKernelManager(AsyncKernelManager):
+    """Starts each kernel through :mod:`autograde.sandbox`: its own scratch folder, limits, and bubblewrap.
+
+    The connection file and the kernel's log live in a fresh folder per
+    kernel, removed when the kernel is cleaned up. In the sandbox, the kernel's
+    Unix sockets (IPC transport: the sandbox has no network) lie in its own
+    size-limited /tmp, reached through ``/proc/<pid>/root`` of the sandbox.
+    """
+
+    sandbox = Bool(True, help="run kernels in a bubblewrap sandbox (else only the memory and file-size limits apply)"
+                   ).tag(config=True)
+    memory_mib = Integer(4096, help="address-space limit of a kernel in MiB").tag(config=True)
+    file_size_mib = Integer(512, help="largest file a kernel may write, in MiB").tag(config=True)
+    max_processes = Integer(128, help="processes (and threads) a kernel may start beyond its NumPy and PyTorch "
+                                      "thread pools; 0 for no limit (sandbox only)").tag(config=True)
+    disk_mib = Integer(512, help="size in MiB of the sandbox's /tmp, which holds the kernel's home and working "
+                                 "folder and is the only place it may write; 0 for no limit (sandbox only)"
+                       ).tag(config=True)
+    threads = Integer(1, help="threads a kernel's NumPy and PyTorch may use").tag(config=True)
+    scratch_base = Unicode("", help="folder for the kernels' scratch folders (default: the system's temp folder); "
+                                    "keep its path short, Unix socket paths are limited to 107 bytes").tag(config=True)
+    last_words = Unicode("", help="the last lines the kernel wrote to its log, kept when it is cleaned up")
+
+    async def _async_pre_start_kernel(self, **kw):
+        # The worker's pid in the name: when a worker is lost, the grader removes its kernels' folders.
+        self._scratch = tempfile.mkdtemp(prefix=f"ag-{os.getpid()}-", dir=self.scratch_base or None)
+        self.transport = "ipc"
+        self.connection_file = os.path.join(self._scratch, "kernel.json")
+        self.ip = sandbox.KERNEL_IPC if self.sandbox else os.path.join(self._scratch, "ipc")
+        return await super()._async_pre_start_kernel(**kw)
+
+    def format_kernel_cmd(self, extra_arguments=None):
+        command = super().format_kernel_cmd(extra_arguments)
+        if any("ipykernel" in part for part in command):
+            # What the process writes to its stderr file descriptor (a crash's last words: the fault handler,
+            # C libraries) must reach kernel.log at once; ipykernel's forwarding thread dies with the kernel.
+            command.append("--IPKernelApp.capture_fd_output=False")
+        launcher = [sys.executable, str(sandbox.LAUNCHER), "--memory", str(self.memory_mib),
+                    "--file-size", str(self.file_size_mib), "--threads", str(self.threads),
+                    "--processes", str(self.max_processes), "--disk", str(self.disk_mib)]
+        return launcher + ([] if self.sandbox else ["--no-sandbox"]) + ["--"] + command
+
+    async def _async_launch_kernel(self, kernel_cmd, **kw):
+        await super()._async_launch_kernel(kernel_cmd, **kw)
+        if self.sandbox:  # the client connects to the sockets inside the sandbox, before the control socket opens
+            pid = await self._sandbox_pid()
+            if pid is not None:
+                self.ip = f"/proc/{pid}/root{sandbox.KERNEL_IPC}"
+
+    async def _sandbox_pid(self, timeout: float = 30.0) -> int | None:
+        """The sandbox's first process, as bubblewrap reports it; None if bubblewrap exits (or stalls) first."""
+        deadline = asyncio.get_running_loop().time() + timeout
+        while asyncio.get_running_loop().time() < deadline:
+            pid = sandbox.sandbox_pid(self._scratch)
+            if pid is not None or await self.provisioner.poll() is not None:
+                return pid
+            await asyncio.sleep(0.002)
+        return None
+
+    def cleanup_ipc_files(self) -> None:
+        """Remove the kernel's socket files; in the sandbox there is nothing to do, they vanish with its /tmp.
+
+        (Removing them through /proc/<pid>/root could hit another sandbox: by now that pid may be another's.)
+        """
+        if not self.sandbox:
+            super().cleanup_ipc_files()
+
+    async def _async_cleanup_resources(self, restart: bool = False) -> None:
+        await super()._async_cleanup_resources(restart)
+        if not restart and getattr(self, "_scratch", None):
+            self.last_words = log_tail(Path(self._scratch) / "kernel.log")
+            shutil.rmtree(self._scratch, ignore_errors=True)
+            self._scratch = None  # nbclient cleans up twice (in shutdown_kernel and after it): keep what was read
+
+    # The base class binds this name to its own method, which nbclient calls after a kernel died.
+    cleanup_resources = _async_cleanup_resources
+
+
+def log_tail(path: Path, lines: int = 8, chars: int = 1000) -> str:
+    """A dead kernel's last words in its log: at most `lines` lines and `chars` characters, '' if none.
+
+    Where Python's fault handler reported a crash, its report from the top
+    (the error, then the innermost frames); else the log's last lines.
+    ipykernel's start-up banner is left out.
+    """
+    try:
+        with open(path, "rb") as f:
+            f.seek(max(0, os.path.getsize(path) - 16 * chars))
+            text = f.read().decode("utf-8", errors="replace")
+    except OSError:
+        return ""
+    found = text.splitlines()
+    # The banner ends with how to connect ("--existing <file>"); what matters comes after it.
+    start = max((i + 1 for i, line in enumerate(found) if line.strip().startswith("--existing ")), default=0)
+    crash = max((i for i, line in enumerate(found) if line.startswith("Fatal Python error")), default=None)
+    if crash is not None:  # the error, then the thread that crashed, innermost frame first
+        current = next((i for i in range(crash, len(found)) if found[i].startswith("Current thread")), crash + 1)
+        kept = [found[crash]] + [line.rstrip() for line in found[current:] if line.strip()][:lines - 1]
+    else:
+        kept = [line.rstrip() for line in found[start:] if line.strip()][-lines:]
+    return "\n".join(kept)[:chars]
+
+
+def remove_scratch_of(pid: int) -> None:
+    """Remove the scratch folders of the kernels a (lost) worker process `pid` started in the system's temp folder."""
+    for folder in Path(tempfile.gettempdir()).glob(f"ag-{pid}-*"):
+        shutil.rmtree(folder, ignore_errors=True)

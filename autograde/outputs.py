@@ -1,0 +1,46 @@
+"""Write the grading's tables: scores.csv (one row per test cell), grades.csv (one per submission) and notes.csv."""
+from __future__ import annotations
+
+import csv
+from dataclasses import asdict
+from pathlib import Path
+
+from .classify import CellResult
+
+SCORE_COLUMNS = ["student_id", "lms_user_id", "assignment", "grade_id", "score", "max_score", "status", "message"]
+GRADE_COLUMNS = ["student_id", "lms_user_id", "assignment", "score", "max_score"]
+NOTE_COLUMNS = ["student_id", "lms_user_id", "assignment", "note"]
+
+
+def write_csvs(rows: list[CellResult], out: Path, lms_ids: dict[str, str] | None = None) -> None:
+    """Write scores.csv (one row per test cell) and grades.csv (one row per submission) into `out`.
+
+    `lms_ids` maps student ids to the LMS's own user ids (column lms_user_id, empty where unknown).
+    """
+    lms_ids = lms_ids or {}
+    out.mkdir(parents=True, exist_ok=True)
+    with open(out / "scores.csv", "w", newline="") as f:
+        writer = csv.DictWriter(f, fieldnames=SCORE_COLUMNS)
+        writer.writeheader()
+        writer.writerows({**asdict(r), "status": str(r.status), "lms_user_id": lms_ids.get(r.student_id, "")}
+                         for r in rows)
+    totals: dict[tuple[str, str], list[float]] = {}
+    for r in rows:
+        total = totals.setdefault((r.student_id, r.assignment), [0.0, 0.0])
+        total[0] += r.score
+        total[1] += r.max_score
+    with open(out / "grades.csv", "w", newline="") as f:
+        writer = csv.writer(f)
+        writer.writerow(GRADE_COLUMNS)
+        for (student, assignment), (score, max_score) in totals.items():
+            writer.writerow([student, lms_ids.get(student, ""), assignment, score, max_score])
+
+
+def write_notes(notes: dict[tuple[str, str], list[str]], path: Path, lms_ids: dict[str, str] | None = None) -> None:
+    """Write notes.csv: one row per note (student_id, lms_user_id, assignment, note)."""
+    lms_ids = lms_ids or {}
+    with open(path, "w", newline="") as f:
+        writer = csv.writer(f)
+        writer.writerow(NOTE_COLUMNS)
+        for (student, assignment), lines in notes.items():
+            writer.writerows([student, lms_ids.get(student, ""), assignment, line] for line in lines)

@@ -1,0 +1,179 @@
+"""Grade one submission in a worker process: read it, normalise it, let nbgrader autograde it, classify the cells.
+
+Each worker process has its own nbgrader course (nbgrader's SQLite gradebook
+is not safe for concurrent writers, so workers never share one) and generates
+each assignment there when it first needs it. Each submission is graded on its
+own, so the results do not depend on how the work is split. A worker never
+imports matplotlib or the output writers: it returns a :class:`Graded`.
+"""
+from __future__ import annotations
+
+import functools
+import json
+import logging
+import os
+import signal
+import socket
+import tempfile
+import threading
+import traceback
+import warnings
+from pathlib import Path
+
+import nbformat
+from nbgrader.api import Gradebook, MissingEntry
+
+from .classify import Graded, Status, autograde_failure, cell_results, execution_notes, graded_cells, same_for_all
+from .course import EXERCISES, make_course, source_notebook
+from .execute import grading_settings
+from .kernel_manager import remove_scratch_of
+from .normalise import Unreadable, first_line, read_submission, rebuild
+from .reference import solution_code
+from .sandbox import check_sandbox
+from .sources import defined_names
+
+log = logging.getLogger(__name__)
+
+GRADING = "grading.json"  # in a worker's folder while it grades a submission: names it, should the worker be lost
+
+_worker: dict = {}  # this process's course: root, api, assignments generated, timeout, kernel options
+
+
+class SandboxUnavailable(RuntimeError):
+    """No sandbox can be made on this machine, and the instructor did not opt out of it."""
+
+
+def start(base: Path, threads: int, timeout: int | None, kernel: dict | None = None) -> None:
+    """Give this process its own nbgrader course folder under `base` (once per worker).
+
+    Kernels started from here use at most `threads` threads for NumPy and
+    PyTorch, so that parallel workers share the cores instead of fighting over
+    them; `timeout` and `kernel` (options of
+    :class:`autograde.kernel_manager.SandboxKernelManager`) are what the
+    instructor typed over nbgrader_config.py's settings.
+    """
+    from sqlalchemy.exc import SAWarning
+
+    warnings.simplefilter("ignore", SAWarning)  # nbgrader's gradebook code trips SQLAlchemy autoflush warnings
+    kernel = {**(kernel or {}), "threads": threads}
+    _worker.update(root=Path(base) / f"worker-{os.getpid()}", api=None, assignments=set(), timeout=timeout, kernel=kernel)
+
+
+def start_pool_worker(*args) -> None:
+    """:func:`start` for a process pool's worker, which clears its record when the pool ends it.
+
+    When one worker is lost, the pool terminates the others (SIGTERM): they
+    were not lost themselves, so only the lost worker's record remains.
+    """
+    start(*args)
+
+    def ended(signum, frame):
+        (_worker["root"] / GRADING).unlink(missing_ok=True)
+        remove_scratch_of(os.getpid())  # its kernels die with it (bubblewrap's --die-with-parent); not their folders
+        os._exit(128 + signum)
+
+    signal.signal(signal.SIGTERM, ended)
+
+
+def running_in(base: Path) -> set[tuple[str, str]]:
+    """The submissions the workers under `base` were grading (their records are removed, as are the kernel
+    folders of those workers, which were lost)."""
+    found = set()
+    for record in Path(base).glob(f"worker-*/{GRADING}"):
+        try:
+            found.add(tuple(json.loads(record.read_text())))
+        except (OSError, ValueError):
+            pass
+        record.unlink(missing_ok=True)
+        remove_scratch_of(int(record.parent.name.split("-")[-1]))
+    return found
+
+
+def grader_failure(student: str, assignment: str, error: BaseException) -> Graded:
+    """Error rows for a submission the grader itself failed on (a bug or a lost worker), not kept for later runs."""
+    message = (f"the grader failed on this notebook ({type(error).__name__}: {first_line(error)}); "
+               "grade it again, or by hand")
+    return Graded(same_for_all(student, assignment, Status.ERROR, message), keep=False)
+
+
+@functools.cache
+def answer_names(assignment: str) -> dict[str, frozenset]:
+    """Names each answer's reference solution defines, less those that given cells define."""
+    cells = source_notebook(assignment).cells
+    given = {n for c in cells if c.cell_type == "code" and not c.metadata.get("nbgrader", {}).get("solution")
+             for n in defined_names(c.source)}
+    return {c.metadata["nbgrader"]["grade_id"]: frozenset(set(defined_names(solution_code(c.source))) - given)
+            for c in cells if c.metadata.get("nbgrader", {}).get("solution")}
+
+
+def grade_submission(student: str, assignment: str, notebook: Path) -> Graded:
+    """Autograde one submitted notebook in this worker's course and return its rows and notes.
+
+    The notebook is first rebuilt on the released one (:mod:`autograde.normalise`),
+    so copied, deleted, moved or unlabelled cells cost nothing. Whatever goes
+    wrong, the submission gets rows: the batch goes on.
+    """
+    record = _worker["root"] / GRADING
+    record.parent.mkdir(parents=True, exist_ok=True)
+    record.write_text(json.dumps([student, assignment]))
+    try:
+        return _grade_submission(student, assignment, notebook)
+    except Exception as e:  # a notebook no one foresaw must not stop the class's grading
+        traceback.print_exc()
+        return grader_failure(student, assignment, e)
+    finally:
+        record.unlink(missing_ok=True)
+
+
+def _grade_submission(student: str, assignment: str, notebook: Path) -> Graded:
+    root = _worker["root"]
+    try:
+        submitted, notes = read_submission(notebook)
+    except Unreadable as problem:  # (a file that is no notebook needs no course: it is graded before one is made)
+        return Graded(same_for_all(student, assignment, Status.ERROR, str(problem)))
+    if assignment not in _worker["assignments"]:  # generate each assignment once per worker, when first needed
+        _worker["api"] = make_course(root, [assignment], _worker["timeout"], _worker["kernel"])
+        _worker["assignments"].add(assignment)
+    api = _worker["api"]
+    target = root / "submitted" / student / assignment / f"{assignment}.ipynb"
+    target.parent.mkdir(parents=True, exist_ok=True)
+    released = nbformat.read(EXERCISES / assignment / f"{assignment}.ipynb", as_version=4)
+    rebuilt, repairs = rebuild(submitted, released, answer_names(assignment))
+    notes = notes + repairs
+    nbformat.write(rebuilt, target)
+    result = api.autograde(assignment, student, force=True, create=True)
+    if not result["success"]:
+        status, message = autograde_failure((result.get("error") or "") + "\n" + (result.get("log") or ""))
+        return Graded(same_for_all(student, assignment, status, message), notes)
+    executed = nbformat.read(root / "autograded" / student / assignment / f"{assignment}.ipynb", as_version=4)
+    scores = {}
+    with Gradebook(api.coursedir.db_url) as gradebook:
+        for grade_id, _ in graded_cells(assignment):
+            try:
+                scores[grade_id] = float(gradebook.find_grade(grade_id, assignment, assignment, student).score)
+            except MissingEntry:
+                pass
+    return Graded(cell_results(student, assignment, executed, scores), notes + execution_notes(executed))
+
+
+_remote_lock = threading.Lock()
+
+
+def grade_remote(student: str, assignment: str, notebook: bytes, threads: int, timeout: int | None,
+                 kernel: dict | None = None) -> Graded:
+    """Grade one notebook given as bytes on a Dask worker, in a course private to the worker process.
+
+    The worker may be on another machine, so the notebook travels as bytes and
+    the course lives in the worker's temporary folder. Tasks that a
+    multi-threaded worker runs at once take turns (nbgrader is not thread-safe).
+    """
+    with _remote_lock:
+        if not _worker:
+            problem = check_sandbox() if grading_settings(timeout, kernel)["sandbox"] else None
+            if problem is not None:  # on this worker's machine: stop the run rather than grade unsandboxed
+                raise SandboxUnavailable(f"on Dask worker {socket.gethostname()}: {problem}")
+            start(Path(tempfile.mkdtemp(prefix="autograde-worker-")), threads, timeout, kernel)
+        incoming = _worker["root"] / "incoming" / student / f"{assignment}.ipynb"
+        incoming.parent.mkdir(parents=True, exist_ok=True)
+        incoming.write_bytes(notebook)
+        return grade_submission(student, assignment, incoming)

@@ -1,0 +1,190 @@
+"""Unit tests of the classify step (no kernel): from what the execute step recorded and the outputs, to a Status."""
+import csv
+
+import nbformat
+import pytest
+
+from autograde.classify import (
+    CellResult,
+    Graded,
+    Status,
+    autograde_failure,
+    cell_results,
+    classify_cell,
+    execution_notes,
+    graded_cells,
+)
+from autograde.course import assignment_ids
+from autograde.execute import Event, events, record
+from autograde.outputs import write_csvs
+
+FIRST = assignment_ids()[0]
+
+
+def cell(*outputs, grade_id="test_x", solution=False, **happened):
+    """A test (or, with `solution`, an answer) cell with `outputs` and the events `happened` recorded."""
+    new = nbformat.v4.new_code_cell("assert f() == 1")
+    new.metadata["nbgrader"] = {"grade_id": grade_id, "grade": not solution, "solution": solution, "points": 1}
+    new.outputs = list(outputs)
+    for event, details in happened.items():
+        record(new, Event(event), **details)
+    return new
+
+
+def error(name, value=""):
+    return nbformat.v4.new_output("error", ename=name, evalue=value, traceback=[])
+
+
+def stream(text, name="stdout"):
+    return nbformat.v4.new_output("stream", name=name, text=text)
+
+
+def test_a_cell_that_shows_no_failure_is_not_classified():
+    assert classify_cell(cell()) is None
+    assert classify_cell(cell(stream("all good\n"))) is None
+
+
+def test_stderr_is_not_a_failure():
+    # nbgrader alone would score this as failed; the README promises it costs nothing.
+    assert classify_cell(cell(stream("a harmless warning\n", "stderr"))) is None
+
+
+def test_text_the_grader_once_searched_for_decides_nothing():
+    # Only the record in the metadata counts: a student printing the grader's words changes no status and adds no note.
+    printed = cell(stream("[output cut at 100,000 characters by the grader]\n"),
+                   stream("KernelDied TamperingError CellTimeoutError\n"))
+    assert classify_cell(printed) is None
+    assert execution_notes(nbformat.v4.new_notebook(cells=[printed])) == []
+
+
+@pytest.mark.parametrize("name, status", [("AssertionError", Status.FAILED), ("ValueError", Status.ERROR),
+                                          ("KeyboardInterrupt", Status.ERROR), ("NameError", Status.ERROR)])
+def test_an_exception_is_a_failed_test_only_if_it_is_an_assertion(name, status):
+    assert classify_cell(cell(error(name, "row 0 sums to 2.0\nmore detail"))) == (status, f"{name}: row 0 sums to 2.0")
+    assert classify_cell(cell(error(name))) == (status, name)
+
+
+def test_the_first_exception_decides():
+    assert classify_cell(cell(error("AssertionError", "first"), error("ValueError", "second")))[0] == Status.FAILED
+
+
+def test_not_implemented_says_what_to_do():
+    status, message = classify_cell(cell(error("NotImplementedError")))
+    assert status == Status.ERROR and "replace raise NotImplementedError() with your code" in message
+
+
+@pytest.mark.parametrize("event, status, words", [
+    ("killed", Status.CRASHED, "the kernel died"),
+    ("tampered", Status.TAMPERING, "numpy.isclose was replaced"),
+    ("timed_out", Status.TIMEOUT, "time limit"),
+])
+def test_what_the_execute_step_recorded_decides_over_the_outputs(event, status, words):
+    details = {"changes": ["numpy.isclose was replaced"]} if event == "tampered" else {}
+    # Whatever the outputs say (here: a plain assertion), the record decides.
+    got = classify_cell(cell(error("AssertionError", "wrong"), **{event: details}))
+    assert got[0] == status and words in got[1], got
+
+
+def test_after_a_timeout_an_error_counts_as_the_timeout_but_a_test_verdict_stays():
+    status, message = classify_cell(cell(error("NameError", "name 'f' is not defined")), notebook_timed_out=True)
+    assert status == Status.TIMEOUT and "earlier cell ran longer than the time limit" in message
+    assert "NameError" in message
+    assert classify_cell(cell(error("AssertionError", "no")), notebook_timed_out=True)[0] == Status.FAILED
+
+
+def test_malformed_or_unknown_records_are_ignored():
+    odd = cell()
+    odd.metadata["autograde"] = "not a dict"
+    assert events(odd) == {} and classify_cell(odd) is None
+    odd.metadata["autograde"] = {"something_new": {}, "timed_out": "yes"}
+    assert events(odd) == {Event.TIMED_OUT: {}}
+
+
+def executed_notebook(outcomes: dict) -> nbformat.NotebookNode:
+    """The first assignment's test cells, each with the outputs and events `outcomes` gives its grade id."""
+    cells = [cell(*outcomes.get(g, ((), {}))[0], grade_id=g, **outcomes.get(g, ((), {}))[1])
+             for g, _ in graded_cells(FIRST)]
+    return nbformat.v4.new_notebook(cells=cells)
+
+
+def test_cell_results_combine_the_gradebooks_points_with_the_record():
+    cells = graded_cells(FIRST)
+    (first, first_max), (second, _), (third, _), (fourth, _) = cells[:4]
+    scores = {g: m for g, m in cells}
+    scores[second] = 0.0
+    scores[third] = 0.0
+    del scores[fourth]
+    outcomes = {second: ([error("AssertionError", "rows must sum to 1")], {}), third: ([], {})}
+    rows = cell_results("ann", FIRST, executed_notebook(outcomes), scores)
+    by_id = {r.grade_id: r for r in rows}
+    assert [r.grade_id for r in rows] == [g for g, _ in cells]
+    assert (by_id[first].status, by_id[first].score, by_id[first].max_score) == (Status.PASSED, first_max, first_max)
+    assert (by_id[second].status, by_id[second].message) == (Status.FAILED, "AssertionError: rows must sum to 1")
+    assert (by_id[third].status, by_id[third].message) == (Status.FAILED, "scored less than full marks")
+    assert (by_id[fourth].status, by_id[fourth].score) == (Status.MISSING, 0.0)
+    assert {r.status for g, r in by_id.items() if g not in (second, third, fourth)} == {Status.PASSED}
+
+
+def test_a_timeout_anywhere_relabels_the_errors_that_followed_it():
+    cells = graded_cells(FIRST)
+    (first, _), (second, _) = cells[:2]
+    scores = {g: m for g, m in cells} | {first: 0.0, second: 0.0}
+    notebook = executed_notebook({first: ([], {"timed_out": {}}), second: ([error("NameError", "f")], {})})
+    statuses = {r.grade_id: r.status for r in cell_results("ann", FIRST, notebook, scores)}
+    assert statuses[first] == statuses[second] == Status.TIMEOUT
+
+
+def test_full_points_pass_whatever_the_outputs_show():
+    cells = graded_cells(FIRST)
+    notebook = executed_notebook({cells[0][0]: ([stream("x", "stderr"), error("ValueError")], {})})
+    rows = cell_results("ann", FIRST, notebook, dict(cells))
+    assert {r.status for r in rows} == {Status.PASSED}
+
+
+def test_execution_notes_name_what_happened_and_where():
+    answer = cell(grade_id="cosine_scores", solution=True, timed_out={})
+    test_timed_out = cell(grade_id="test_cosine_scores", timed_out={})
+    killed = cell(grade_id="nadaraya_watson", solution=True, killed={"last_words": "Fatal Python error: Segmentation fault"})
+    restored = cell(grade_id="test_softmax", restored={"changes": ["numpy.isclose was replaced"]})
+    cut = cell(grade_id="dot_scores", solution=True, cut_short={"kept_chars": 100_000})
+    notes = execution_notes(nbformat.v4.new_notebook(cells=[answer, test_timed_out, killed, restored, cut]))
+    assert notes[0] == ("before the tests ran, the grader undid changes the notebook made to what tests rely on: "
+                        "numpy.isclose was replaced")
+    assert any("cell cosine_scores was stopped at the time limit" in n for n in notes)
+    assert not any("test_cosine_scores" in n for n in notes)  # a test's timeout is its status, not a note
+    assert any("kernel died in cell nadaraya_watson" in n and "Segmentation fault" in n for n in notes)
+    assert "the output of 1 cell(s) was cut short (too long)" in notes
+    assert len(notes) == 4
+
+
+@pytest.mark.parametrize("log, status", [
+    ("Traceback...\nnbclient.exceptions.CellTimeoutError: A cell timed out", Status.TIMEOUT),
+    ("DeadKernelError: Kernel died", Status.CRASHED),
+    ("Traceback (most recent call last):\n  File x\nValueError: no such cell\n", Status.ERROR),
+])
+def test_a_notebook_nbgrader_could_not_grade_gets_the_reason_from_its_log(log, status):
+    got, message = autograde_failure(log)
+    assert got == status
+    if status == Status.ERROR:
+        assert message.endswith("ValueError: no such cell")  # the last exception line, not the first line
+
+
+def test_statuses_are_written_as_their_names(tmp_path):
+    rows = [CellResult("ann", FIRST, "test_softmax", 1.0, 1.0, Status.PASSED, ""),
+            CellResult("ann", FIRST, "test_dot_scores", 0.0, 2.0, Status.TAMPERING, "no")]
+    write_csvs(rows, tmp_path, {"ann": "42"})
+    with open(tmp_path / "scores.csv", newline="") as f:
+        written = list(csv.DictReader(f))
+    assert [r["status"] for r in written] == ["passed", "tampering"]
+    assert [r["lms_user_id"] for r in written] == ["42", "42"]
+    with open(tmp_path / "grades.csv", newline="") as f:
+        assert list(csv.DictReader(f)) == [{"student_id": "ann", "lms_user_id": "42", "assignment": FIRST,
+                                            "score": "1.0", "max_score": "3.0"}]
+
+
+def test_a_status_read_back_as_text_is_the_enum_again():
+    row = CellResult("ann", FIRST, "test_softmax", 0.0, 1.0, "timeout", "too slow")
+    assert row.status is Status.TIMEOUT and row.status.is_problem and not Status.FAILED.is_problem
+    with pytest.raises(ValueError):
+        CellResult("ann", FIRST, "test_softmax", 0.0, 1.0, "timed out", "no such status")
+    assert Graded([row]).keep

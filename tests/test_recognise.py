@@ -1,0 +1,94 @@
+"""Unit tests of collect's recognisers (no grading): which export layout file names follow, and what they say."""
+from pathlib import Path, PurePosixPath
+
+import pytest
+
+from autograde import lms
+from autograde.collect import clean_stem, match_assignment
+from autograde.course import assignment_ids
+
+ASSIGNMENTS = assignment_ids()
+FIRST = ASSIGNMENTS[0]
+
+
+def recognised(*names: str, forced=None, pattern=None):
+    files = [PurePosixPath(n) for n in names]
+    layout, entries = lms.recognise(Path("/nonexistent"), files, forced, pattern)
+    return layout.name, {str(f): entries[f] for f in files}
+
+
+def test_canvas_names_give_student_user_id_file_attempt_and_lateness():
+    layout, entries = recognised(f"smithjohn_12345_67890_{FIRST}.ipynb", f"doejane_LATE_23456_67901_{FIRST}-1.ipynb")
+    assert layout == "canvas"
+    john = entries[f"smithjohn_12345_67890_{FIRST}.ipynb"]
+    jane = entries[f"doejane_LATE_23456_67901_{FIRST}-1.ipynb"]
+    assert john == [lms.Entry("smithjohn", "12345", f"{FIRST}.ipynb", attempt=(67890, 0), late=False)]
+    assert jane == [lms.Entry("doejane", "23456", f"{FIRST}-1.ipynb", attempt=(67901, 1), late=True)]
+
+
+def test_moodle_folders_give_a_safe_student_id_and_the_participant_id():
+    layout, entries = recognised(f"Jane O'Doe_4242_assignsubmission_file_/{FIRST}.ipynb",
+                                 f"John Smith_4343_assignsubmission_file_/{FIRST}.ipynb")
+    assert layout == "moodle"
+    assert entries[f"Jane O'Doe_4242_assignsubmission_file_/{FIRST}.ipynb"] == [
+        lms.Entry("Jane-O-Doe", "4242", f"{FIRST}.ipynb")]
+
+
+def test_blackboard_attempts_are_ordered_by_their_dates_and_receipts_are_theirs():
+    older = f"Weighted sum_jsmith_attempt_2024-01-02-03-04-05_{FIRST}.ipynb"
+    newer = f"Weighted sum_jsmith_attempt_2024-01-10-03-04-05_{FIRST}.ipynb"
+    receipt = "Weighted sum_jsmith_attempt_2024-01-10-03-04-05.txt"
+    layout, entries = recognised(older, newer, receipt)
+    assert layout == "blackboard"
+    assert entries[older][0].student == entries[newer][0].student == "jsmith"
+    assert entries[older][0].attempt < entries[newer][0].attempt
+    assert entries[newer][0].context == "Weighted sum" and entries[receipt][0].student == "jsmith"
+
+
+def test_classroom_copies_and_the_nbgrader_layout():
+    assert recognised(f"Jane Doe - Copy of {FIRST}.ipynb", f"John Smith - {FIRST} (1).ipynb")[0] == "classroom"
+    layout, entries = recognised(f"alice/{FIRST}/{FIRST}.ipynb", f"bob/{FIRST}/{FIRST}.ipynb")
+    assert layout == "nbgrader" and entries[f"alice/{FIRST}/{FIRST}.ipynb"][0].student == "alice"
+
+
+def test_names_no_layout_claims_stop_with_the_first_names_and_what_to_pass():
+    with pytest.raises(ValueError) as raised:
+        recognised("homework.ipynb", "final version.ipynb")
+    message = str(raised.value)
+    assert "homework.ipynb" in message and "--lms" in message and "--student-pattern" in message
+
+
+def test_a_forced_layout_or_pattern_is_used_as_given():
+    canvas = f"smithjohn_12345_67890_{FIRST}.ipynb"
+    assert recognised(canvas, forced="folders")[1][canvas] == [lms.Entry("smithjohn", "", canvas)]
+    layout, entries = recognised(f"ann-{FIRST}.ipynb", pattern=r"^(?P<student>[^-]+)-")
+    assert layout == "folders" and entries[f"ann-{FIRST}.ipynb"][0].student == "ann"
+
+
+def test_the_specific_layouts_win_over_folders_only_with_half_the_notebooks():
+    # One Canvas name among three plain names is not a Canvas export.
+    layout, _ = recognised(f"smithjohn_12345_67890_{FIRST}.ipynb", f"ann_{FIRST}.ipynb", f"bob_{FIRST}.ipynb",
+                           f"cyd_{FIRST}.ipynb")
+    assert layout == "folders"
+
+
+def test_student_folders_and_flat_students():
+    assert lms.student_folder("Jane Doe_4242_assignsubmission_file_") and lms.student_folder("submission_123")
+    assert not lms.student_folder("export") and not lms.student_folder("submission_abc")
+    assert lms.flat_students([f"ann_{FIRST}.ipynb", f"Jane Doe - {FIRST}.ipynb"]) >= {"ann", "Jane-Doe"}
+
+
+@pytest.mark.parametrize("name, stem", [("Copy of 01-weighted-sum (1).ipynb", "01-weighted-sum"),
+                                        ("01-Weighted-Sum-checkpoint.ipynb", "01-weighted-sum"),
+                                        ("copy of copy of hw (2) copy.ipynb", "hw")])
+def test_clean_stem_strips_what_tools_add(name, stem):
+    assert clean_stem(name) == stem
+
+
+def test_an_assignment_is_matched_by_its_id_or_its_number_only_if_unambiguous():
+    assert match_assignment(f"Copy of {FIRST} (1).ipynb", ASSIGNMENTS) == FIRST
+    number = FIRST.split("-")[0]
+    assert match_assignment(f"homework {number}.ipynb", ASSIGNMENTS) == FIRST
+    assert match_assignment(f"homework 1{number}.ipynb", ASSIGNMENTS) is None  # 101 is not 01
+    assert match_assignment(f"{ASSIGNMENTS[0]} and {ASSIGNMENTS[1]}.ipynb", ASSIGNMENTS) is None
+    assert match_assignment("notes.ipynb", ASSIGNMENTS) is None
