@@ -18,6 +18,7 @@ import nbformat
 from .course import source_notebook
 from .execute import Event, events
 from .normalise import first_line
+from .tracebacks import student_frame
 
 
 class Status(StrEnum):
@@ -63,7 +64,9 @@ class CellResult:
     score: float
     max_score: float
     status: Status
-    message: str
+    message: str  # one line, for the tables
+    details: str = ""  # the test's whole message (several lines when it gave several), for the student's feedback
+    where: str = ""  # the student's own line an error came from ("cell 'softmax', line 3: ..."), if any
 
     def __post_init__(self):
         self.status = Status(self.status)  # (rows read back from the cache hold the status as text)
@@ -94,6 +97,21 @@ def same_for_all(student: str, assignment: str, status: Status, message: str) ->
 def timed_out(notebook) -> bool:
     """Whether any cell of an executed notebook was interrupted at the per-cell time limit."""
     return any(Event.TIMED_OUT in events(c) for c in notebook.cells)
+
+
+def error_details(cell, notebook: nbformat.NotebookNode | None = None) -> tuple[str, str]:
+    """(the whole message, the student's own frame) of the first exception an executed cell shows; ("", "") if none.
+
+    The message is the exception's text in full (at most 3,000 characters); the
+    frame is the last one in a cell the student wrote (:mod:`autograde.tracebacks`),
+    found only when `notebook`, the executed notebook, is given.
+    """
+    for output in cell.get("outputs", []):
+        if output.get("output_type") == "error":
+            value = str(output.get("evalue", "")).strip()
+            frame = student_frame(notebook, output.get("traceback", [])) if notebook is not None else None
+            return value[:3000], str(frame) if frame else ""
+    return "", ""
 
 
 def classify_cell(cell, notebook_timed_out: bool = False) -> tuple[Status, str] | None:
@@ -147,13 +165,15 @@ def cell_results(student: str, assignment: str, executed: nbformat.NotebookNode,
             continue
         score = scores[grade_id]
         failure = classify_cell(by_id[grade_id], notebook_timed_out) if grade_id in by_id else None
+        details = where = ""
         if score >= max_score:
             status, message = Status.PASSED, ""
         elif failure is not None:
             status, message = failure
+            details, where = error_details(by_id[grade_id], executed)
         else:
             status, message = Status.FAILED, "scored less than full marks"
-        rows.append(CellResult(student, assignment, grade_id, score, max_score, status, message))
+        rows.append(CellResult(student, assignment, grade_id, score, max_score, status, message, details, where))
     return rows
 
 
@@ -182,17 +202,18 @@ def execution_notes(executed: nbformat.NotebookNode) -> list[str]:
         restored += happened.get(Event.RESTORED, {}).get("changes", [])
         if Event.KILLED in happened:
             last = happened[Event.KILLED].get("last_words")
-            notes.append(f"the kernel died in cell {_cell_name(executed, index)}; that cell was skipped and the "
-                         "notebook graded without it" + (f". The kernel's last words: {last}" if last else ""))
+            notes.append(f"The kernel died in cell {_cell_name(executed, index)} (a crash, os._exit or running out of "
+                         "memory): that cell was skipped and the rest of your notebook graded without it."
+                         + (f" Its last words: {last}" if last else ""))
         meta = cell.metadata.get("nbgrader", {})
         if Event.TIMED_OUT in happened and not (meta.get("grade") and not meta.get("solution")):
             # (a test cell's timeout is its status, not a note)
-            notes.append(f"cell {_cell_name(executed, index)} was stopped at the time limit before it finished; "
-                         "what it had defined by then was kept, and the tests ran on that")
+            notes.append(f"Cell {_cell_name(executed, index)} was stopped at the time limit before it finished: "
+                         "what it had defined by then was kept, and the tests ran on that.")
         cut += Event.CUT_SHORT in happened
     if restored:
-        notes.insert(0, "before the tests ran, the grader undid changes the notebook made to what tests rely on: "
-                     + "; ".join(sorted(set(restored))[:10]))
+        notes.insert(0, "Your code changed things the tests rely on; the grader put them back before the tests ran: "
+                     + "; ".join(sorted(set(restored))[:10]) + ".")
     if cut:
-        notes.append(f"the output of {cut} cell(s) was cut short (too long)")
+        notes.append(f"The output of {cut} of your cell(s) was cut short because it was too long (this costs no points).")
     return notes

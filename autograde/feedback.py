@@ -1,39 +1,117 @@
-"""Each student's feedback page: for every test cell its points, its status and the failure message.
+"""Each student's feedback page: what to revisit first, then every exercise with what each test checks.
 
-The messages are what the tests say to students; the page never shows test
-code, so hidden tests stay hidden. The template (``templates/feedback.html.j2``)
-gets the data, structured, and decides the presentation.
+The page is what a teacher would hand back: a summary (points, the exercises
+that lost the most points, linked), the grader's notes on the notebook, then
+each exercise under its own title from the notebook, with its points and, for
+every test cell, what it checks in words (the cell's description line, see
+:mod:`autograde.outline`) and, where points were lost, the test's message in
+full and the line of the student's own code an error came from. It never shows
+test code, so hidden tests stay hidden. The template
+(``templates/feedback.html.j2``) gets this structured and decides the layout.
 """
 from __future__ import annotations
 
+import functools
+import re
 from collections import defaultdict
+from collections.abc import Callable
 from pathlib import Path
 
-from .classify import CellResult
+from .classify import CellResult, Status
+from .course import source_notebook
+from .outline import Exercise, outline
 from .pages import render
 
+# What a lost point means, addressed to the student (the test's own message follows).
+_WHY = {
+    Status.FAILED: "A check found a mistake:",
+    Status.ERROR: "Your code raised an error here, so the check could not run:",
+    Status.TIMEOUT: "This ran longer than the time limit and was stopped.",
+    Status.CRASHED: "The Python kernel died while running this (a crash, os._exit or running out of memory).",
+    Status.TAMPERING: "While this test ran, your code changed the tools the test uses, so the test does not count.",
+    Status.MISSING: "This test was not run: no notebook of yours was graded for this assignment.",
+}
 
-def feedback_context(student: str, rows: list[CellResult], notes: dict | None = None, lms_id: str = "") -> dict:
+
+@functools.cache  # (read once per run, not once per student)
+def _course_outline(assignment: str) -> tuple[str, list[Exercise]]:
+    """(title, exercises) of a course assignment, from its notebook; the id alone for one the course lacks."""
+    try:
+        notebook = source_notebook(assignment)
+    except FileNotFoundError:
+        return assignment, []
+    title = next((m.group(1) for c in notebook.cells if c.cell_type == "markdown"
+                  for m in [re.search(r"^#\s+(.+)$", c.source, re.MULTILINE)] if m), assignment)
+    return title, outline(notebook)
+
+
+def _exercise(number: str, title: str, rows: list[CellResult], tests: dict) -> dict:
+    checks = []
+    for r in rows:
+        test = tests.get(r.grade_id)
+        message = r.details or r.message
+        if r.status is Status.FAILED and message.startswith("AssertionError: "):  # the words are the test's own
+            message = message.removeprefix("AssertionError: ")
+        checks.append({
+            "grade_id": r.grade_id,
+            "description": test.description if test and test.description else f"Test {r.grade_id}",
+            "hidden": bool(test and test.hidden),
+            "score": r.score, "max_score": r.max_score, "passed": r.score >= r.max_score,
+            "why": _WHY.get(r.status, r.status.meaning),
+            "message": message if r.status not in (Status.MISSING, Status.PASSED) else "",
+            "where": r.where,
+        })
+    score, max_score = sum(r.score for r in rows), sum(r.max_score for r in rows)
+    heading = f"{number}. {title}" if number else title
+    return {"heading": heading, "anchor": "exercise-" + (number or "other"), "score": score, "max_score": max_score,
+            "lost": max_score - score, "tests": checks, "grade_class": _grade_class(score, max_score)}
+
+
+def _grade_class(score: float, max_score: float) -> str:
+    return "full" if score >= max_score else ("none" if score <= 0 else "partial")
+
+
+def assignment_context(student: str, assignment: str, rows: list[CellResult], notes: list[str],
+                       course_outline: Callable[[str], tuple[str, list[Exercise]]] | None = None) -> dict:
+    """What the feedback template shows of one assignment of one student.
+
+    ``{"id", "title", "score", "max_score", "missing", "notes", "exercises": [{"heading", "anchor", "score",
+    "max_score", "lost", "tests": [{"grade_id", "description", "hidden", "score", "max_score", "passed", "why",
+    "message", "where"}]}], "revisit": [the exercises that lost points, most lost first, at most 3]}``.
+    Test cells the outline does not know (an assignment outside the course) are grouped under "Other tests".
+    """
+    title, exercises = (course_outline or _course_outline)(assignment)
+    by_id = {r.grade_id: r for r in rows}
+    tests = {t.grade_id: t for e in exercises for t in e.tests}
+    sections = [_exercise(e.number, e.title, [by_id[t.grade_id] for t in e.tests if t.grade_id in by_id], tests)
+                for e in exercises]
+    sections = [s for s in sections if s["tests"]]
+    other = [r for r in rows if r.grade_id not in tests]
+    if other:
+        sections.append(_exercise("", "Other tests", other, tests))
+    score, max_score = sum(r.score for r in rows), sum(r.max_score for r in rows)
+    revisit = sorted((s for s in sections if s["lost"] > 0), key=lambda s: -s["lost"])[:3]
+    return {"id": assignment, "title": title, "score": score, "max_score": max_score,
+            "grade_class": _grade_class(score, max_score),
+            "missing": bool(rows) and all(r.status is Status.MISSING for r in rows),
+            "notes": list(notes), "exercises": sections, "revisit": revisit}
+
+
+def feedback_context(student: str, rows: list[CellResult], notes: dict | None = None, lms_id: str = "",
+                     course_outline: Callable[[str], tuple[str, list[Exercise]]] | None = None) -> dict:
     """What the feedback template gets for `student`, from their rows of scores.csv.
 
-    ``{"student", "lms_id", "assignments": [{"assignment", "score", "max_score", "notes",
-    "cells": [{"grade_id", "points", "max", "status", "meaning", "message"}]}]}``, assignments in
-    the order of `rows`. `notes` maps (student_id, assignment) to sentences on what the grader
-    repaired or flagged in that notebook.
+    ``{"student", "lms_id", "assignments": [see assignment_context]}``, assignments in the order of `rows`.
+    `notes` maps (student_id, assignment) to sentences on what the grader repaired or flagged in that notebook;
+    `course_outline` gives an assignment's (title, exercises) (by default read from the course's notebooks).
     """
     notes = notes or {}
     by_assignment: dict[str, list[CellResult]] = defaultdict(list)
     for r in rows:
         by_assignment[r.assignment].append(r)
-    assignments = [{
-        "assignment": assignment,
-        "score": sum(c.score for c in cells),
-        "max_score": sum(c.max_score for c in cells),
-        "notes": list(notes.get((student, assignment), [])),
-        "cells": [{"grade_id": c.grade_id, "points": c.score, "max": c.max_score, "status": str(c.status),
-                   "meaning": c.status.meaning, "message": c.message} for c in cells],
-    } for assignment, cells in by_assignment.items()]
-    return {"student": student, "lms_id": lms_id, "assignments": assignments}
+    return {"student": student, "lms_id": lms_id,
+            "assignments": [assignment_context(student, a, own, notes.get((student, a), []), course_outline)
+                            for a, own in by_assignment.items()]}
 
 
 def write_feedback(rows: list[CellResult], folder: Path, notes: dict | None = None,
@@ -41,7 +119,7 @@ def write_feedback(rows: list[CellResult], folder: Path, notes: dict | None = No
     """Write ``folder/<student_id>.html`` for every student; returns the paths.
 
     `notes` maps (student_id, assignment) to sentences on what the grader
-    repaired or flagged in that notebook; they are shown above its table.
+    repaired or flagged in that notebook; they are shown under the summary.
     `lms_ids` maps student ids to the LMS's user ids, shown beside them.
     """
     lms_ids = lms_ids or {}

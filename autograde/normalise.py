@@ -65,8 +65,8 @@ def read_submission(path: Path) -> tuple[nbformat.NotebookNode, list[str]]:
     if nb is None:
         raise Unreadable(f"the submitted file is not a valid notebook ({problem})")
     log.debug("%s breaks the notebook format (%s): its cells were salvaged", path, problem)
-    return nb, [f"the file did not follow the notebook format ({problem}); its cells were read and "
-                "their outputs and other metadata dropped"]
+    return nb, [f"Your file did not follow the notebook format ({problem}). Its cells were read and graded; "
+                "their outputs and other metadata were dropped."]
 
 
 def _nbgrader(cell) -> dict:
@@ -137,13 +137,15 @@ def rebuild(submitted: nbformat.NotebookNode, released: nbformat.NotebookNode,
             if grade_id not in chosen and cell.cell_type == answers[grade_id].cell_type:
                 chosen[grade_id], anchor = cell, grade_id
                 continue
-            notes.append(f"a second cell with grade id {grade_id!r} (a copied cell) was run as ordinary code")
+            notes.append(f"Your notebook has a second cell with grade id {grade_id!r} (a copy of your answer cell): "
+                         "only the first counts as your answer; the copy was run as ordinary code.")
         elif grade_id in other_ids:
             if grade_id in seen:
-                notes.append(f"a copy of the given or test cell {grade_id!r} was left out")
+                notes.append(f"Your notebook has a copy of the given or test cell {grade_id!r}: the copy was left out.")
             elif _lines(cell.source) != _lines(released_by_id[grade_id].source):
                 kind = "test" if _nbgrader(released_by_id[grade_id]).get("grade") else "given"
-                notes.append(f"the {kind} cell {grade_id!r} had been edited; the released version was run instead")
+                notes.append(f"The {kind} cell {grade_id!r} had been edited: the original was run instead "
+                             "(edits to given and test cells do not count).")
             seen.add(grade_id)
             anchor = grade_id  # the released version of a given or test cell is used
             continue
@@ -162,7 +164,8 @@ def rebuild(submitted: nbformat.NotebookNode, released: nbformat.NotebookNode,
         extra.metadata.pop("nbgrader", None)
         added.setdefault(anchor, []).append(extra)
     if unlabelled:
-        notes.append(f"{unlabelled} answer cell(s) had no nbgrader metadata and were matched by the names they define")
+        notes.append(f"{unlabelled} of your answer cell(s) had lost their nbgrader labels (as when code is pasted into "
+                     "a new notebook); each was matched to its exercise by the names it defines.")
     cells = list(added.get(None, []))
     for cell in released.cells:
         grade_id = _nbgrader(cell).get("grade_id")
@@ -173,7 +176,7 @@ def rebuild(submitted: nbformat.NotebookNode, released: nbformat.NotebookNode,
         cells.extend(added.get(grade_id, []))
     missing = other_ids - seen
     if missing and seen:  # (a notebook with no metadata at all lost nothing on purpose)
-        notes.append(f"{len(missing)} given or test cell(s) were missing and were restored")
+        notes.append(f"{len(missing)} given or test cell(s) were missing from your notebook; the originals were put back.")
     out = copy.deepcopy(released)
     for index, cell in enumerate(cells):
         cell["id"] = _nbgrader(cell).get("grade_id") or f"cell-{index}"

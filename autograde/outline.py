@@ -24,7 +24,7 @@ _KIND = re.compile(r"^(?P<kind>(?:visible|hidden)(?: and hidden)? tests?)(?: \([
 
 
 @dataclass
-class TestCell:
+class Check:
     """One autograded cell: its grade id, its points and what it checks, in words."""
 
     grade_id: str
@@ -40,7 +40,7 @@ class Exercise:
     number: str
     title: str
     stated_points: float | None
-    tests: list[TestCell] = field(default_factory=list)
+    tests: list[Check] = field(default_factory=list)
 
     @property
     def points(self) -> float:
@@ -66,7 +66,7 @@ def describe(source: str) -> tuple[str, bool]:
     if match:
         text = text[match.end():]
     word = text.split(" ", 1)[0]
-    if len(word) > 1 and word.isalpha() and word.islower():  # a word, not a name from the code
+    if word.isalpha() and word.islower() and (len(word) > 1 or word == "a"):  # a word, not a name from the code
         text = text[0].upper() + text[1:]
     return text, hidden
 
@@ -91,5 +91,5 @@ def outline(notebook: nbformat.NotebookNode) -> list[Exercise]:
                 current = Exercise("", "Setup", None)
                 exercises.append(current)
             description, hidden = describe(cell.source)
-            current.tests.append(TestCell(meta["grade_id"], float(meta.get("points", 0)), description, hidden))
+            current.tests.append(Check(meta["grade_id"], float(meta.get("points", 0)), description, hidden))
     return [e for e in exercises if e.tests]

@@ -22,8 +22,8 @@ def write_csvs(rows: list[CellResult], out: Path, lms_ids: dict[str, str] | None
     with open(out / "scores.csv", "w", newline="") as f:
         writer = csv.DictWriter(f, fieldnames=SCORE_COLUMNS)
         writer.writeheader()
-        writer.writerows({**asdict(r), "status": str(r.status), "lms_user_id": lms_ids.get(r.student_id, "")}
-                         for r in rows)
+        writer.writerows({**{k: v for k, v in asdict(r).items() if k in SCORE_COLUMNS}, "status": str(r.status),
+                          "lms_user_id": lms_ids.get(r.student_id, "")} for r in rows)
     totals: dict[tuple[str, str], list[float]] = {}
     for r in rows:
         total = totals.setdefault((r.student_id, r.assignment), [0.0, 0.0])

@@ -125,6 +125,27 @@ def test_cell_results_combine_the_gradebooks_points_with_the_record():
     assert {r.status for g, r in by_id.items() if g not in (second, third, fourth)} == {Status.PASSED}
 
 
+def test_a_lost_point_keeps_the_whole_message_and_the_students_own_line():
+    cells = graded_cells(FIRST)
+    (first, _), (second, _) = cells[:2]
+    scores = {g: m for g, m in cells} | {first: 0.0, second: 0.0}
+    notebook = executed_notebook({first: ([error("AssertionError", "rows must sum to 1\nrow 0 sums to 2.0")], {}),
+                                  second: ([error("ValueError", "bad axis")], {})})
+    answer = cell(grade_id="softmax", solution=True)
+    answer.source, answer.execution_count = "def softmax(x):\n    return x / x.sum(axis=2)\n", 7
+    notebook.cells.insert(0, answer)
+    notebook.cells[2].outputs[0].traceback = [
+        "Cell In[9], line 1\n----> 1 assert f() == 1\n",
+        "Cell In[7], line 2, in softmax(x)\n      1 def softmax(x):\n----> 2     return x / x.sum(axis=2)\n",
+        "ValueError: bad axis"]
+    by_id = {r.grade_id: r for r in cell_results("ann", FIRST, notebook, scores)}
+    assert (by_id[first].message, by_id[first].details) == (
+        "AssertionError: rows must sum to 1", "rows must sum to 1\nrow 0 sums to 2.0")
+    assert by_id[first].where == ""  # the test's own assertion: no line of the student's to show
+    assert by_id[second].where == "cell 'softmax', line 2, in softmax: return x / x.sum(axis=2)"
+    assert all(r.details == r.where == "" for r in by_id.values() if r.status is Status.PASSED)
+
+
 def test_a_timeout_anywhere_relabels_the_errors_that_followed_it():
     cells = graded_cells(FIRST)
     (first, _), (second, _) = cells[:2]
@@ -148,12 +169,12 @@ def test_execution_notes_name_what_happened_and_where():
     restored = cell(grade_id="test_softmax", restored={"changes": ["numpy.isclose was replaced"]})
     cut = cell(grade_id="dot_scores", solution=True, cut_short={"kept_chars": 100_000})
     notes = execution_notes(nbformat.v4.new_notebook(cells=[answer, test_timed_out, killed, restored, cut]))
-    assert notes[0] == ("before the tests ran, the grader undid changes the notebook made to what tests rely on: "
-                        "numpy.isclose was replaced")
-    assert any("cell cosine_scores was stopped at the time limit" in n for n in notes)
+    assert notes[0] == ("Your code changed things the tests rely on; the grader put them back before the tests ran: "
+                        "numpy.isclose was replaced.")
+    assert any("Cell cosine_scores was stopped at the time limit" in n for n in notes)
     assert not any("test_cosine_scores" in n for n in notes)  # a test's timeout is its status, not a note
     assert any("kernel died in cell nadaraya_watson" in n and "Segmentation fault" in n for n in notes)
-    assert "the output of 1 cell(s) was cut short (too long)" in notes
+    assert "The output of 1 of your cell(s) was cut short because it was too long (this costs no points)." in notes
     assert len(notes) == 4
 
 

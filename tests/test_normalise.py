@@ -72,7 +72,7 @@ def test_a_copied_answer_cell_runs_as_ordinary_code_after_the_original():
     nb.cells.insert(first + 1, extra)
     rebuilt, notes = rebuild(nb, released(), answer_names(FIRST))
     check_is_released_with_answers(rebuilt)
-    assert any("copied cell" in n and grade_id(extra) in n for n in notes), notes
+    assert any("a copy of your answer cell" in n and grade_id(extra) in n for n in notes), notes
     position = [i for i, c in enumerate(rebuilt.cells) if c.source == extra.source]
     original = next(i for i, c in enumerate(rebuilt.cells) if grade_id(c) == grade_id(extra))
     assert position == [original + 1]
@@ -87,8 +87,9 @@ def test_deleted_and_edited_test_cells_are_restored_in_place_with_notes():
     edited.source = "pass  # nothing to see"
     rebuilt, notes = rebuild(nb, released(), answer_names(FIRST))
     check_is_released_with_answers(rebuilt)
-    assert "1 given or test cell(s) were missing and were restored" in notes
-    assert f"the test cell {grade_id(edited)!r} had been edited; the released version was run instead" in notes
+    assert "1 given or test cell(s) were missing from your notebook; the originals were put back." in notes
+    assert (f"The test cell {grade_id(edited)!r} had been edited: the original was run instead (edits to given and "
+            "test cells do not count).") in notes
     assert not any(repr(grade_id(deleted)) in n for n in notes)  # deleted, not edited
 
 
@@ -107,7 +108,7 @@ def test_answers_without_metadata_are_matched_by_the_names_they_define():
         cell.metadata = {}
     rebuilt, notes = rebuild(nb, released(), answer_names(FIRST))
     check_is_released_with_answers(rebuilt)
-    assert f"{len(solutions())} answer cell(s) had no nbgrader metadata and were matched by the names they define" in notes
+    assert f"{len(solutions())} of your answer cell(s) had lost their nbgrader labels" in " ".join(notes)
 
 
 def test_a_students_own_cell_keeps_its_place_after_the_cell_it_followed():

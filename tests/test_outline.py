@@ -51,6 +51,7 @@ def test_a_test_cell_before_any_heading_is_kept_under_setup():
     ("# Hidden tests (hypothesis): weights sum to 1.", ("Weights sum to 1.", True)),
     ("# Visible and hidden tests: the chosen value.", ("The chosen value.", False)),
     ("# Visible test: x is read in chunks.", ("x is read in chunks.", False)),           # a name keeps its case
+    ("# Hidden tests: a zero query scores 0.", ("A zero query scores 0.", True)),
     ("# Visible test: crossover_length is measured.", ("crossover_length is measured.", False)),
     ("### BEGIN HIDDEN TESTS\nassert False", ("", False)),
     ("assert x == 1  # no description", ("", False)),

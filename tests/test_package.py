@@ -11,7 +11,7 @@ PACKAGE = Path(autograde.__file__).parent
 # The modules in pipeline order: each may import only modules before it. Helpers that several steps share come
 # before the first step that uses them.
 ORDER = [
-    "sandbox", "kernel_guard", "sources", "reference", "course",  # stand-alone scripts and shared helpers
+    "sandbox", "kernel_guard", "sources", "reference", "course", "outline", "tracebacks",  # scripts, shared helpers
     "lms", "collect",  # 1. collect
     "normalise",  # 2. normalise
     "kernel_manager", "execute",  # 3. execute

@@ -2,8 +2,12 @@
 import re
 from html.parser import HTMLParser
 
+from markupsafe import escape
+
+from autograde import feedback
 from autograde.classify import CellResult, Status
 from autograde.feedback import feedback_context, write_feedback
+from autograde.outline import Check, Exercise
 from autograde.report import write_report
 
 HOSTILE = "<script>alert('x')</script> & friends"
@@ -12,7 +16,8 @@ HOSTILE = "<script>alert('x')</script> & friends"
 def rows():
     return [
         CellResult("ann", "01-a", "test_softmax", 1.0, 1.0, Status.PASSED, ""),
-        CellResult("ann", "01-a", "test_softmax_stability", 0.0, 2.0, Status.FAILED, f"AssertionError: {HOSTILE}"),
+        CellResult("ann", "01-a", "test_softmax_stability", 0.0, 2.0, Status.FAILED, f"AssertionError: {HOSTILE}",
+                   f"{HOSTILE}\nrow 0 sums to 2.0", "cell 'softmax', line 3: return e / e.sum(axis=2)"),
         CellResult("ann", "02-b", "test_mask", 0.0, 1.0, Status.TIMEOUT, "the cell ran longer than the time limit"),
         CellResult("bob", "01-a", "test_softmax", 0.0, 1.0, Status.MISSING, "no notebook"),
         CellResult("bob", "01-a", "test_softmax_stability", 0.0, 2.0, Status.MISSING, "no notebook"),
@@ -41,30 +46,68 @@ def parse(page: str) -> Text:
     return parser
 
 
-def test_feedback_gets_structured_data_per_test_cell():
+def outline_of(assignment):
+    """A made-up course: 01-a has one exercise of two tests, 02-b one of one test."""
+    return {
+        "01-a": ("Exercise 1: things", [Exercise("1", "Softmax", 3.0, [
+            Check("test_softmax", 1.0, "Shape and one worked example.", False),
+            Check("test_softmax_stability", 2.0, "Large inputs neither overflow nor underflow.", True)])]),
+        "02-b": ("Exercise 2: masks", [Exercise("1", "Masks", 1.0, [Check("test_mask", 1.0, "Masks hide keys.", True)])]),
+    }[assignment]
+
+
+def test_feedback_groups_each_assignment_by_exercise_with_what_each_test_checks():
     context = feedback_context("ann", [r for r in rows() if r.student_id == "ann"],
-                               {("ann", "01-a"): ["a copied cell was run as ordinary code"]}, "4242")
+                               {("ann", "01-a"): ["Your notebook has a copy of the test cell 'x'."]}, "4242", outline_of)
     first, second = context["assignments"]
     assert (context["student"], context["lms_id"]) == ("ann", "4242")
-    assert (first["assignment"], first["score"], first["max_score"]) == ("01-a", 1.0, 3.0)
-    assert first["notes"] == ["a copied cell was run as ordinary code"] and second["notes"] == []
-    assert first["cells"][1] == {"grade_id": "test_softmax_stability", "points": 0.0, "max": 2.0, "status": "failed",
-                                 "meaning": Status.FAILED.meaning, "message": f"AssertionError: {HOSTILE}"}
+    assert (first["title"], first["score"], first["max_score"], first["missing"]) == ("Exercise 1: things", 1.0, 3.0, False)
+    assert first["notes"] == ["Your notebook has a copy of the test cell 'x'."] and second["notes"] == []
+    [softmax] = first["exercises"]
+    assert (softmax["heading"], softmax["score"], softmax["max_score"], softmax["lost"]) == ("1. Softmax", 1.0, 3.0, 2.0)
+    passed, lost = softmax["tests"]
+    assert (passed["description"], passed["hidden"], passed["passed"]) == ("Shape and one worked example.", False, True)
+    assert (lost["description"], lost["hidden"], lost["passed"]) == ("Large inputs neither overflow nor underflow.", True, False)
+    # The test's whole message, without the exception's name (the words are the test's), and the student's line.
+    assert lost["message"] == f"{HOSTILE}\nrow 0 sums to 2.0"
+    assert lost["where"] == "cell 'softmax', line 3: return e / e.sum(axis=2)"
+    assert [e["heading"] for e in first["revisit"]] == ["1. Softmax"]
+    assert second["exercises"][0]["tests"][0]["why"].startswith("This ran longer than the time limit")
 
 
-def test_feedback_pages_show_points_statuses_messages_and_notes_escaped(tmp_path):
-    written = write_feedback(rows(), tmp_path, {("ann", "01-a"): ["the test cell 'x' had been edited"]}, {"ann": "4242"})
+def test_revisit_first_lists_the_exercises_that_lost_most_and_unknown_tests_are_kept():
+    def outline(assignment):
+        return "A", [Exercise(str(n), f"E{n}", float(n), [Check(f"test_{n}", float(n), f"Check number {n}.", False)])
+                     for n in (1, 2, 3, 4)]
+    own = [CellResult("ann", "a", f"test_{n}", 0.0 if n > 1 else 1.0, float(n), Status.FAILED if n > 1 else Status.PASSED, "")
+           for n in (1, 2, 3, 4)] + [CellResult("ann", "a", "test_extra", 0.0, 1.0, Status.ERROR, "ValueError: x")]
+    [a] = feedback_context("ann", own, course_outline=outline)["assignments"]
+    assert [e["heading"] for e in a["revisit"]] == ["4. E4", "3. E3", "2. E2"]  # most points lost first, three at most
+    assert a["exercises"][-1]["heading"] == "Other tests"
+    assert a["exercises"][-1]["tests"][0]["description"] == "Test test_extra"
+
+
+def test_feedback_pages_show_summary_exercises_messages_and_notes_escaped(tmp_path, monkeypatch):
+    monkeypatch.setattr(feedback, "_course_outline", outline_of)
+    written = write_feedback(rows(), tmp_path, {("ann", "01-a"): ["The test cell 'x' had been edited."]}, {"ann": "4242"})
     assert sorted(p.name for p in written) == ["ann.html", "bob.html"]
     page = (tmp_path / "ann.html").read_text()
     parsed = parse(page)
-    text = " ".join(parsed.text)
+    text = " ".join(" ".join(parsed.text).split())
     assert "script" not in parsed.tags, "a message became markup"
-    assert HOSTILE in text and "LMS user id: 4242" in text
-    assert "01-a: 1 / 3 points" in text and "02-b: 0 / 1 points" in text
-    assert "the test cell 'x' had been edited" in text and "About your notebook" in text
-    assert re.search(r'<td>test_softmax_stability</td><td>0 / 2</td><td class="failed">a test found a mistake</td>', page)
-    assert "About your notebook" not in (tmp_path / "bob.html").read_text()
-    assert "LMS user id" not in (tmp_path / "bob.html").read_text()
+    assert "LMS user id: 4242" in text
+    assert "Exercise 1: things: 1 / 3 points" in text and "Exercise 2: masks: 0 / 1 points" in text
+    assert "Revisit first: 1. Softmax : 2 of 3 points lost" in text
+    assert 'href="#01-a-exercise-1"' in page and 'id="01-a-exercise-1"' in page  # the link leads somewhere
+    assert "Large inputs neither overflow nor underflow. (hidden test, 0 / 2)" in text
+    assert f"<pre>{escape(HOSTILE)}\nrow 0 sums to 2.0</pre>" in page  # the whole message, its lines kept
+    assert "In your code: cell 'softmax', line 3: return e / e.sum(axis=2)" in text
+    assert "About your notebook The test cell 'x' had been edited." in text
+    assert "test_softmax_stability" not in text, "the page speaks of checks, not of grade ids"
+    bob = " ".join(" ".join(parse((tmp_path / "bob.html").read_text()).text).split())
+    assert "No notebook of yours was graded for this assignment" in bob
+    assert "Shape and one worked example." not in bob, "a missing notebook lists no checks"
+    assert "About your notebook" not in bob and "LMS user id" not in bob
 
 
 def test_the_report_counts_statuses_and_needs_no_network(tmp_path):

@@ -119,7 +119,7 @@ def test_an_answer_cell_stopped_at_the_time_limit_is_noted(limits):
     own, others = split(limits, "never-finishes", "cosine_scores")
     assert {r["status"] for r in own + others} == {"passed"}  # the definition ran before the loop
     notes = limits["notes"]["never-finishes"]
-    assert any("cell cosine_scores was stopped at the time limit" in n for n in notes), notes
+    assert any("Cell cosine_scores was stopped at the time limit" in n for n in notes), notes
     page = (limits["out"] / "feedback" / "never-finishes.html").read_text()
     assert "cosine_scores was stopped at the time limit" in page
     assert not any("time limit" in n for n in limits["notes"].get("reference", []))
@@ -138,9 +138,9 @@ def test_a_segfaults_last_words_are_kept(graded):
 
 def test_edited_test_cells_are_restored_with_a_note(graded):
     notes = graded["notes"][("edited-tests", FIRST)]
-    edited = [n for n in notes if "had been edited; the released version was run instead" in n]
-    assert {f"the test cell {c!r} had been edited; the released version was run instead" for c in
-            graded_cell_ids(FIRST)} == set(edited)
+    edited = [n for n in notes if "had been edited: the original was run instead" in n]
+    assert {f"The test cell {c!r} had been edited: the original was run instead (edits to given and test cells do "
+            "not count)." for c in graded_cell_ids(FIRST)} == set(edited)
     assert not any("had been edited" in n for n in graded["notes"].get(("tests-moved-to-top", FIRST), []))
 
 
