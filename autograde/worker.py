@@ -11,11 +11,13 @@ from __future__ import annotations
 import functools
 import json
 import logging
+import multiprocessing
 import os
 import signal
 import socket
 import tempfile
 import threading
+import time
 import traceback
 import warnings
 from pathlib import Path
@@ -73,6 +75,17 @@ def start_pool_worker(*args) -> None:
         os._exit(128 + signum)
 
     signal.signal(signal.SIGTERM, ended)
+
+    # A worker whose grading command was killed (kill -9, a closed terminal) would grade on unseen: it ends itself.
+    # (The pool's process, not getppid(): the command may have died while this worker was still starting.)
+    parent = multiprocessing.parent_process().pid if multiprocessing.parent_process() else os.getppid()
+
+    def orphaned():
+        while os.getppid() == parent:
+            time.sleep(1)
+        ended(signal.SIGTERM, None)
+
+    threading.Thread(target=orphaned, name="watch-parent", daemon=True).start()
 
 
 def running_in(base: Path) -> set[tuple[str, str]]:
