@@ -9,15 +9,17 @@ of the function they replace.
 from collections import Counter
 
 import pytest
-from conftest import alternatives
 
 from autograde.course import assignment_ids, graded_cell_ids, solution_cell_ids, source_notebook
 from autograde.reference import solution_code
-from autograde.synthetic import alternative_student, mutant_code
+from tests.support.submissions import alternatives
+from tests.support.synthetic import alternative_student, mutant_code
 
 ALTERNATIVES = alternatives()
 
 
+@pytest.mark.slow
+@pytest.mark.sandbox
 @pytest.mark.parametrize(("assignment", "grade_id", "path"), ALTERNATIVES,
                          ids=[f"{a}::{g}/{p.stem}" for a, g, p in ALTERNATIVES])
 def test_alternative_keeps_every_point(graded, assignment, grade_id, path):

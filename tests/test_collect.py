@@ -10,7 +10,7 @@ import pytest
 
 from autograde.collect import clean_stem, collect, match_assignment
 from autograde.course import REPO, assignment_ids
-from autograde.synthetic import completed_notebook
+from tests.support.synthetic import completed_notebook
 
 ASSIGNMENTS = assignment_ids()
 FIRST = ASSIGNMENTS[0]

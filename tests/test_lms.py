@@ -14,10 +14,10 @@ from pathlib import Path
 
 import nbformat
 import pytest
-from commands import grade_command, grades_by_student, read_rows, write_zip
 
 from autograde.course import assignment_ids
-from autograde.synthetic import completed_notebook, student_notebook
+from tests.support.commands import grade_command, grades_by_student, read_rows, write_zip
+from tests.support.synthetic import completed_notebook, student_notebook
 
 FIRST = assignment_ids()[0]
 EMPTY, BROKEN = "", "this is not JSON"

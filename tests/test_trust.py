@@ -14,10 +14,10 @@ import time
 from pathlib import Path
 
 import pytest
-from commands import grade_command, grades_by_student, read_rows, repo_copy
 
 from autograde.course import REPO, assignment_ids, cells_checking, graded_cell_ids, source_notebook
-from autograde.synthetic import completed_notebook, write_submission
+from tests.support.commands import grade_command, grades_by_student, read_rows, repo_copy
+from tests.support.synthetic import completed_notebook, write_submission
 
 FIRST = assignment_ids()[0]
 TIMEOUT = 15  # seconds per cell in the batch below; every reference cell of chapter 1 takes well under one
@@ -94,27 +94,56 @@ def split(limits, student, grade_id):
     return [rows[c] for c in mine], [r for c, r in rows.items() if c not in calling]
 
 
+@pytest.mark.slow
+@pytest.mark.sandbox
 def test_the_reference_graded_beside_them_keeps_full_marks(limits):
     row = grades_by_student(limits["out"])["reference"]
     assert float(row["score"]) == float(row["max_score"]) > 0
 
 
+@pytest.mark.slow
+@pytest.mark.sandbox
 def test_a_fork_bomb_gets_an_error_in_its_own_cells_and_nothing_else_is_affected(limits):
     own, others = split(limits, "fork-bomb", "dot_scores")
     assert all(r["status"] == "error" and "Resource temporarily unavailable" in r["message"] for r in own), own
     assert {r["status"] for r in others} == {"passed"}, [r for r in others if r["status"] != "passed"]
 
 
+@pytest.mark.slow
+@pytest.mark.sandbox
 def test_no_process_of_a_student_outlives_grading(limits):
+    # Not vacuous: the daemon was started (its answer cell went on to define gaussian_scores, whose tests pass) and
+    # the fork bomb forked until the limit stopped it (its own cells say so); `sleepers` finds such processes
+    # (test_the_search_for_left_processes_finds_one).
+    own, others = split(limits, "starts-a-daemon", "gaussian_scores")
+    assert {r["status"] for r in own + others} == {"passed"}, own
     assert limits["left"] == {"fork children": [], "daemon": []}
 
 
+def test_the_search_for_left_processes_finds_one():
+    mark = f"{MARK}9"  # (a number of seconds, as sleep needs)
+    process = subprocess.Popen(["sleep", mark], executable="/bin/sleep", start_new_session=True)
+    try:
+        deadline = time.monotonic() + 10  # (its command line is readable once exec has finished)
+        while not sleepers(mark) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert sleepers(mark) == [process.pid]
+    finally:
+        process.kill()
+        process.wait()
+    assert sleepers(mark) == []
+
+
+@pytest.mark.slow
+@pytest.mark.sandbox
 def test_writing_past_the_disk_limit_fails_in_its_cell_and_the_batch_goes_on(limits):
     own, others = split(limits, "fills-the-disk", "cosine_scores")
     assert all(r["status"] == "error" and "No space left on device" in r["message"] for r in own), own
     assert {r["status"] for r in others} == {"passed"}
 
 
+@pytest.mark.slow
+@pytest.mark.sandbox
 def test_an_answer_cell_stopped_at_the_time_limit_is_noted(limits):
     own, others = split(limits, "never-finishes", "cosine_scores")
     assert {r["status"] for r in own + others} == {"passed"}  # the definition ran before the loop
@@ -125,17 +154,23 @@ def test_an_answer_cell_stopped_at_the_time_limit_is_noted(limits):
     assert not any("time limit" in n for n in limits["notes"].get("reference", []))
 
 
+@pytest.mark.slow
+@pytest.mark.sandbox
 def test_a_dead_kernels_last_words_are_kept_in_its_note(limits):
     notes = limits["notes"]["dies-with-last-words"]
     assert any("kernel died in cell cosine_scores" in n and "my last words before the crash" in n for n in notes), notes
 
 
+@pytest.mark.slow
+@pytest.mark.sandbox
 def test_a_segfaults_last_words_are_kept(graded):
     # The session's batch: a cell that reads address 0; Python's fault handler reports it in the kernel's log.
     notes = " ".join(graded["notes"][("segfaults-in-a-test", FIRST)])
     assert "kernel died" in notes and "Segmentation fault" in notes, notes
 
 
+@pytest.mark.slow
+@pytest.mark.sandbox
 def test_edited_test_cells_are_restored_with_a_note(graded):
     notes = graded["notes"][("edited-tests", FIRST)]
     edited = [n for n in notes if "had been edited; the released version was run instead" in n]
