@@ -67,6 +67,10 @@ def test_zip_is_read_and_cannot_write_outside(tmp_path):
         z.writestr("__MACOSX/._alice_01-weighted-sum.ipynb", "junk")
     got = collect(archive, tmp_path / "out" / "submitted", ASSIGNMENTS)
     assert list(got.submissions) == [("alice", FIRST)]
+    # Refused, and said so: one level up from the extraction folder is still inside its scratch folder (removed
+    # with it), so the files' absence alone would not show that the entry was kept in.
+    reasons = {u.path: u.reason for u in got.unmatched}
+    assert reasons["../escaped_01-weighted-sum.ipynb"].startswith("refused"), reasons
     assert not (tmp_path / "out" / "escaped_01-weighted-sum.ipynb").exists()
     assert not any(p.name.startswith("escaped") for p in tmp_path.rglob("*"))
 
