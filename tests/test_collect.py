@@ -93,6 +93,8 @@ def test_bad_roster_is_a_clear_error(tmp_path):
         collect(tmp_path / "export", tmp_path / "out", ASSIGNMENTS, roster=roster)
 
 
+@pytest.mark.slow
+@pytest.mark.sandbox
 def test_grading_an_lms_zip_end_to_end(tmp_path):
     archive = tmp_path / "export.zip"
     with zipfile.ZipFile(archive, "w") as z:

@@ -269,6 +269,8 @@ def test_memory_limit_stops_only_the_cell_that_allocates(graded):
     assert rows["test_softmax"]["status"] == rows["test_dot_scores"]["status"] == "passed"
 
 
+@pytest.mark.slow
+@pytest.mark.sandbox
 def test_a_failure_of_the_grader_costs_one_submission_and_is_retried_next_run(tmp_path, monkeypatch):
     import importlib
 

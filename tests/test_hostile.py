@@ -44,6 +44,7 @@ def test_a_submission_cannot_read_the_solution_write_outside_or_reach_the_networ
     assert graded["escaped"] == {"connected": False, "written": []}
 
 
+@pytest.mark.slow
 def test_the_stealing_submission_does_steal_without_the_sandbox(tmp_path):
     # Proves the test above tests the sandbox: without it the same cell reads the solution and scores full marks.
     listener = socket.create_server(("127.0.0.1", 0))
@@ -82,7 +83,7 @@ def test_grading_refuses_to_run_without_a_sandbox_unless_told(tmp_path):
     assert not (tmp_path / "out" / "scores.csv").exists()
 
 
-@pytest.mark.parametrize("isolated", [True, False], ids=["sandbox", "no-sandbox"])
+@pytest.mark.parametrize("isolated", [pytest.param(True, marks=pytest.mark.sandbox), False], ids=["sandbox", "no-sandbox"])
 def test_the_launcher_limits_memory_threads_and_file_size(tmp_path, isolated):
     # What a kernel started by the launcher sees, printed to its log; the "-f" argument tells the launcher its
     # scratch folder (which the sandbox cannot write to, so the probe prints).
@@ -99,6 +100,7 @@ def test_the_launcher_limits_memory_threads_and_file_size(tmp_path, isolated):
     assert (scratch / "kernel.log").read_text().splitlines()[-1] == repr([1000 * 2**20, 7 * 2**20, "2", "2"])
 
 
+@pytest.mark.sandbox
 def test_python_under_tmp_stays_visible_in_the_sandbox(tmp_path, monkeypatch):
     # A virtual environment in a checkout under /tmp (as on CI) must not be hidden by the sandbox's own /tmp.
     venv = tmp_path / "checkout" / ".venv"

@@ -4,6 +4,7 @@ Run in a copy of the course (`compiled_course`: `python -m autograde compile`
 wrote its autograde/source/ and exercises/), so the repository is not touched.
 """
 import os
+import re
 import shlex
 import shutil
 import subprocess
@@ -37,10 +38,11 @@ def snapshot() -> str:
 
 
 def readme_section(title: str) -> str:
+    """The README's section `title`, up to the next heading (a comment line in a code block is none)."""
     text = (REPO / "README.md").read_text()
     start = text.index(f"### {title}")
-    end = text.find("\n#", start + 4)
-    return text[start:end if end > 0 else None]
+    end = re.compile(r"\n#{1,3} ").search(text, start + 4)
+    return text[start:end.start() if end else None]
 
 
 def test_the_readme_still_gives_these_commands():

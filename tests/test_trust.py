@@ -179,6 +179,7 @@ def test_edited_test_cells_are_restored_with_a_note(graded):
     assert not any("had been edited" in n for n in graded["notes"].get(("tests-moved-to-top", FIRST), []))
 
 
+@pytest.mark.sandbox
 def test_the_sandbox_limits_processes_and_disk_per_kernel(tmp_path):
     # What the launcher gives a kernel: at most --processes beyond its two thread pools, a /tmp and a /dev/shm of
     # --disk MiB (where multiprocessing's semaphores still work), and a user that is not root.
@@ -205,6 +206,8 @@ SLOW_SOFTMAX = ("import time\ntime.sleep(6)  # time to be found and killed\n\nde
                 "    return np.divide(e, total, out=np.zeros_like(e), where=total > 0)\n")
 
 
+@pytest.mark.slow
+@pytest.mark.sandbox
 def test_a_killed_worker_costs_one_retry_then_a_report_and_the_rest_is_graded(tmp_path):
     # The test kills the worker grading "victim" once, and the worker grading "doomed" each time it grades it.
     import json
@@ -265,6 +268,8 @@ def set_config(copy: Path, old: str, new: str) -> None:
     config.write_text(text.replace(old, new))
 
 
+@pytest.mark.slow
+@pytest.mark.sandbox
 def test_nbgrader_config_governs_grading_and_the_command_line_overrides_only_what_is_typed(tmp_path):
     copy = repo_copy(tmp_path / "repo")
     set_config(copy, "c.SandboxKernelManager.memory_mib = 4096", "c.SandboxKernelManager.memory_mib = 2048")
@@ -285,6 +290,7 @@ def test_nbgrader_config_governs_grading_and_the_command_line_overrides_only_wha
     assert status == {"passed"}, message
 
 
+@pytest.mark.slow
 def test_changing_anything_a_grade_depends_on_grades_again(tmp_path):
     copy = repo_copy(tmp_path / "repo")
     (tmp_path / "class" / "someone" / FIRST).mkdir(parents=True)

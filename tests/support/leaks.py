@@ -1,6 +1,7 @@
 """The lines of solution code and hidden tests that no student-facing page may show."""
 from __future__ import annotations
 
+import functools
 import re
 
 from autograde.course import assignment_ids, source_notebook
@@ -8,10 +9,11 @@ from autograde.course import assignment_ids, source_notebook
 SECRET_BLOCK = re.compile(r"### BEGIN (?:SOLUTION|HIDDEN TESTS)\n(.*?)### END (?:SOLUTION|HIDDEN TESTS)", re.S)
 
 
-def public_lines() -> set[str]:
+@functools.cache
+def public_lines() -> frozenset[str]:
     """Stripped lines that some source shows students anyway (outside solutions and hidden tests)."""
-    return {line.strip() for a in assignment_ids() for cell in source_notebook(a).cells
-            for line in SECRET_BLOCK.sub("", cell.source).splitlines()}
+    return frozenset(line.strip() for a in assignment_ids() for cell in source_notebook(a).cells
+                     for line in SECRET_BLOCK.sub("", cell.source).splitlines())
 
 
 def secret_lines(assignment: str) -> list[str]:
