@@ -12,6 +12,7 @@ Run nbgrader's own commands from this folder, e.g.::
 ``python -m autograde grade`` reads this file too and only moves the folders
 into a scratch course directory, so both paths grade the same way.
 """
+import os
 import sys
 from pathlib import Path
 
@@ -19,6 +20,12 @@ from nbconvert.preprocessors import ClearMetadataPreprocessor
 from nbgrader.preprocessors import AssignLatePenalties, CheckCellMetadata, IgnorePattern, LimitOutput, SaveAutoGrades
 
 c = get_config()  # noqa: F821 (provided by traitlets when nbgrader loads this file)
+
+# nbgrader runs the `alembic` command of its environment each time it opens a gradebook: make it findable when
+# that environment is not activated (`../.venv/bin/nbgrader autograde ...`, as the README says).
+_bin = os.path.dirname(sys.executable)
+if _bin not in os.environ.get("PATH", "").split(os.pathsep):
+    os.environ["PATH"] = _bin + os.pathsep + os.environ.get("PATH", "")
 
 repo = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(repo))  # for autograde.preprocessors when nbgrader runs from this folder

@@ -4,7 +4,6 @@ Run in a copy of the course (`compiled_course`: `python -m autograde compile`
 wrote its autograde/source/ and exercises/), so the repository is not touched.
 """
 import os
-import re
 import shlex
 import shutil
 import subprocess
@@ -39,10 +38,15 @@ def snapshot() -> str:
 
 def readme_section(title: str) -> str:
     """The README's section `title`, up to the next heading (a comment line in a code block is none)."""
-    text = (REPO / "README.md").read_text()
-    start = text.index(f"### {title}")
-    end = re.compile(r"\n#{1,3} ").search(text, start + 4)
-    return text[start:end.start() if end else None]
+    lines = (REPO / "README.md").read_text().splitlines()
+    start = lines.index(f"### {title}")
+    fenced, section = False, []
+    for line in lines[start + 1:]:
+        fenced ^= line.startswith("```")
+        if not fenced and line.startswith("#"):
+            break
+        section.append(line)
+    return "\n".join(section)
 
 
 def test_the_readme_still_gives_these_commands():
