@@ -7,6 +7,7 @@ import subprocess
 import sys
 from collections import Counter
 
+import nbformat
 import pytest
 
 from autograde.course import REPO, SOLUTIONS, assignment_ids, cells_checking, graded_cell_ids
@@ -108,6 +109,15 @@ def test_syntax_error_costs_only_what_depends_on_it(graded):
 def test_correct_answer_that_writes_to_stderr_gets_full_marks(graded):
     rows = rows_of(graded, "prints-to-stderr")
     assert {r["status"] for r in rows.values()} == {"passed"}, {c: r["message"] for c, r in rows.items()}
+    # Not vacuous: in the graded notebook, test cells of dot_scores did write to stderr (print and warning), which
+    # the grader shows as "[stderr] ..." lines.
+    executed = list((graded["out"] / "nbgrader").glob(f"worker-*/autograded/prints-to-stderr/{FIRST}/{FIRST}.ipynb"))
+    assert len(executed) == 1
+    streams = {c.metadata.get("nbgrader", {}).get("grade_id"): "".join(o.get("text", "") for o in c.get("outputs", [])
+                                                                        if o.get("output_type") == "stream")
+               for c in nbformat.read(executed[0], as_version=4).cells}
+    written = [g for g, text in streams.items() if g in rows and "[stderr] debugging dot_scores" in text]
+    assert written, "no test cell of the graded notebook wrote to stderr: the test above proves nothing"
 
 
 @pytest.mark.slow
