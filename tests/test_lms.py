@@ -19,8 +19,8 @@ from autograde.course import assignment_ids
 from tests.support.commands import grade_command, grades_by_student, read_rows, write_zip
 from tests.support.synthetic import completed_notebook, student_notebook
 
-# Each test runs the grading command (a few seconds each, most without a kernel).
-pytestmark = pytest.mark.slow
+# Each test runs the grading command (a few seconds each, most without a kernel), which needs the sandbox.
+pytestmark = [pytest.mark.slow, pytest.mark.sandbox]
 
 FIRST = assignment_ids()[0]
 EMPTY, BROKEN = "", "this is not JSON"
@@ -238,7 +238,6 @@ Student,ID,SIS User ID,SIS Login ID,Section,01 Weighted sum (5501),Quiz 1 (5502)
 """
 
 
-@pytest.mark.sandbox
 def test_canvas_export_to_canvas_gradebook(tmp_path):
     reference, untouched = nbformat.writes(completed_notebook(FIRST)), nbformat.writes(student_notebook(FIRST))
     files = {"smithalice_12345_900001_01-weighted-sum.ipynb": BROKEN,  # replaced by a later upload
@@ -283,7 +282,6 @@ Participant 123458,Carol White,carol@example.edu,No submission,,100.00,Yes,-,-,
 """
 
 
-@pytest.mark.sandbox
 def test_moodle_export_to_moodle_grading_worksheet_with_zero_for_nothing_handed_in(tmp_path):
     files = {"Alice Smith_123456_assignsubmission_file_/01-weighted-sum.ipynb":
              nbformat.writes(completed_notebook(FIRST)),

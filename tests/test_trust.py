@@ -291,6 +291,7 @@ def test_nbgrader_config_governs_grading_and_the_command_line_overrides_only_wha
 
 
 @pytest.mark.slow
+@pytest.mark.sandbox
 def test_changing_anything_a_grade_depends_on_grades_again(tmp_path):
     copy = repo_copy(tmp_path / "repo")
     (tmp_path / "class" / "someone" / FIRST).mkdir(parents=True)
