@@ -181,11 +181,14 @@ def grade_remote(student: str, assignment: str, notebook: bytes, threads: int, t
     multi-threaded worker runs at once take turns (nbgrader is not thread-safe).
     """
     with _remote_lock:
-        if not _worker:
+        # A worker outlives a run: a later run with other limits (or --no-sandbox) gets a course made with its own.
+        options = (threads, timeout, kernel)
+        if _worker.get("remote_options") != options:
             problem = check_sandbox() if grading_settings(timeout, kernel)["sandbox"] else None
             if problem is not None:  # on this worker's machine: stop the run rather than grade unsandboxed
                 raise SandboxUnavailable(f"on Dask worker {socket.gethostname()}: {problem}")
             start(Path(tempfile.mkdtemp(prefix="autograde-worker-")), threads, timeout, kernel)
+            _worker["remote_options"] = options
         incoming = _worker["root"] / "incoming" / student / f"{assignment}.ipynb"
         incoming.parent.mkdir(parents=True, exist_ok=True)
         incoming.write_bytes(notebook)

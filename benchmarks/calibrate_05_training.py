@@ -21,7 +21,7 @@ measured too and reported as "not required".
 
 Usage (one thread per run, as in grading; --jobs runs seeds in parallel):
 
-    .venv/bin/python benchmarks/calibrate_05_training.py --seeds 30 --jobs 2
+    .venv/bin/python -m benchmarks.calibrate_05_training --seeds 30 --jobs 2
 """
 from __future__ import annotations
 
@@ -30,9 +30,6 @@ import statistics
 import sys
 import time
 from concurrent.futures import ProcessPoolExecutor
-from pathlib import Path
-
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 LOSS_THRESHOLD = 1.0
 SCORE_THRESHOLD = 0.6

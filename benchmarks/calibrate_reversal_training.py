@@ -42,7 +42,7 @@ def load_notebook(answer: tuple[str, str] | None) -> dict:
     """The reference notebook's setup and solution cells (not the training run), with `answer` in place of its cell."""
     from autograde.course import source_notebook
     from autograde.reference import load_reference, solution_code
-    from autograde.synthetic import mutant_code
+    from tests.support.synthetic import mutant_code
 
     namespace = load_reference(ASSIGNMENT, skip=("training_run",))
     if answer:

@@ -1,6 +1,6 @@
 """Measure each exercise notebook: graded run time, points per exercise, mutants killed.
 
-    .venv/bin/python benchmarks/chapter_report.py
+    .venv/bin/python -m benchmarks.chapter_report
 
 For each assignment it (1) executes the instructor notebook (reference
 solutions and hidden tests) with nbclient on one CPU core (the kernel is pinned
@@ -22,11 +22,10 @@ from pathlib import Path
 
 from nbclient import NotebookClient
 
-REPO = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO))
+from autograde.course import assignment_ids, cells_checking, graded_cell_ids, solution_cell_ids, source_notebook
+from tests.support.synthetic import mutant_files, mutant_student, write_reference_class
 
-from autograde.course import assignment_ids, cells_checking, graded_cell_ids, solution_cell_ids, source_notebook  # noqa: E402
-from autograde.synthetic import mutant_files, mutant_student, write_reference_class  # noqa: E402
+REPO = Path(__file__).resolve().parent.parent
 
 MUTANTS = REPO / "tests" / "mutants"
 

@@ -1,6 +1,6 @@
 """Benchmark the grading command on a synthetic class (not a test).
 
-    .venv/bin/python benchmarks/grading_speed.py [--students 100] [--repeat 3] [--jobs 1,2] [--no-bare]
+    .venv/bin/python -m benchmarks.grading_speed [--students 100] [--repeat 3] [--jobs 1,2] [--no-bare]
 
 The class has one notebook per student, spread over the available chapters:
 three in five complete the reference solution, one in five is a mutant (a
@@ -29,11 +29,10 @@ from pathlib import Path
 import nbformat
 from nbclient import NotebookClient
 
-REPO = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO))
+from autograde.course import assignment_ids, source_notebook
+from tests.support.synthetic import completed_notebook, mutant_files, student_notebook, write_submission
 
-from autograde.course import assignment_ids, source_notebook  # noqa: E402
-from autograde.synthetic import completed_notebook, mutant_files, student_notebook, write_submission  # noqa: E402
+REPO = Path(__file__).resolve().parent.parent
 
 
 def make_class(folder: Path, students: int) -> list[Path]:

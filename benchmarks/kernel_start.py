@@ -1,6 +1,6 @@
 """Benchmark what the sandbox adds to every graded notebook: starting a kernel in it (not a test).
 
-    .venv/bin/python benchmarks/kernel_start.py [--repeat 15] [--no-sandbox]
+    .venv/bin/python -m benchmarks.kernel_start [--repeat 15] [--no-sandbox]
 
 Starts a kernel the way grading does (:class:`autograde.execute.SandboxKernelManager`,
 with nbgrader_config.py's limits), waits for its first reply, kills it, and
@@ -11,15 +11,13 @@ from __future__ import annotations
 import argparse
 import asyncio
 import statistics
-import sys
 import time
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO))
+from autograde.course import nbgrader_config
+from autograde.kernel_manager import SandboxKernelManager
 
-from autograde.course import nbgrader_config  # noqa: E402
-from autograde.execute import SandboxKernelManager  # noqa: E402
+REPO = Path(__file__).resolve().parent.parent
 
 
 async def start_seconds(sandbox: bool) -> float:

@@ -1,6 +1,6 @@
 """Benchmark: the reference streaming_attention (exercise 4) against torch's scaled_dot_product_attention.
 
-    .venv/bin/python benchmarks/streaming_attention.py [--quick]
+    .venv/bin/python -m benchmarks.streaming_attention [--quick]
 
 For m = 1024 queries, d = 64, float64, and growing numbers of keys n, each
 method runs in a fresh process (so peak memories do not mix); the script
@@ -14,17 +14,13 @@ from __future__ import annotations
 import argparse
 import multiprocessing as mp
 import resource
-import sys
 import time
-from pathlib import Path
 
-REPO = Path(__file__).resolve().parent.parent
 M, D, CHUNK, BUDGET_GIB = 1024, 64, 4096, 2.0
 
 
 def run(method: str, n: int, repeats: int, queue) -> None:
     """In a child process: make inputs, run `method` `repeats` times, report (best seconds, peak MiB)."""
-    sys.path.insert(0, str(REPO))
     import numpy as np
     import torch
 

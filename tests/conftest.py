@@ -1,165 +1,51 @@
-"""Shared fixtures: every synthetic submission graded once, in one batch, by the real command."""
+"""Shared fixtures: every synthetic submission graded once, in one batch, by the real command.
+
+Only fixtures (and the check that tests using them are marked) live here; what
+they grade is made by tests/support/.
+"""
 from __future__ import annotations
 
 import csv
-import hashlib
 import os
+import shutil
 import socket
 import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
-import nbformat
 import pytest
 
 from autograde.course import EXERCISES, REPO, SOLUTIONS, assignment_ids
-from autograde.synthetic import completed_notebook, mutant_files, write_reference_class, write_submission
+from tests.support.commands import repo_copy
+from tests.support.submissions import (
+    ALTERNATIVES,
+    MUTANTS,
+    TAMPERING,
+    WRONG_SOFTMAX,
+    digest,
+    format_damaged,
+    odd_submissions,
+    stealing_cell,
+    structurally_damaged,
+)
+from tests.support.synthetic import completed_notebook, write_reference_class, write_submission
 
-MUTANTS = Path(__file__).parent / "mutants"
-ALTERNATIVES = Path(__file__).parent / "alternatives"
 CELL_TIMEOUT = 20  # seconds; the slowest reference cell (chapter 2's training) takes under 10
+BATCH_JOBS = 2  # worker processes of the batch, forced (see `graded`)
 
 
-def odd_submissions(assignment: str) -> dict:
-    """Submissions of chapter 1 that misbehave in the ways students' notebooks do, by student id."""
-    reference = {c.metadata["nbgrader"]["grade_id"]: c for c in completed_notebook(assignment).cells
-                 if c.metadata.get("nbgrader", {}).get("solution")}
-    dot = reference["dot_scores"].source
-    odd = {
-        "syntax-error": {"dot_scores": "def dot_scores(queries, keys):\n    return queries @ keys.T +\n"},
-        "prints-to-stderr": {"dot_scores": "import sys\nimport warnings\n" + dot.replace(
-            "    return", "    print('debugging dot_scores', file=sys.stderr)\n"
-                        "    warnings.warn('a harmless warning')\n    return", 1)},
-        "infinite-loop": {"cosine_scores": "def cosine_scores(queries, keys):\n    while True:\n        pass\n"},
-        "raises": {"gaussian_scores": "raise RuntimeError('my notebook is broken here')\n"},
-        "kernel-dies": {"nadaraya_watson": "import os\nos._exit(1)\n"},
-        "segfaults-in-a-test": {"cosine_scores": "import ctypes\n\ndef cosine_scores(queries, keys):\n"
-                                                 "    return ctypes.string_at(0)\n"},
-        "huge-output": {"dot_scores": dot + "\nfor line in range(200_000):\n    print('spam ' * 20)\n"},
-        # 6 GiB of address space, past the default 4 GiB limit (np.empty touches no memory, so this is safe anyway).
-        "memory-hog": {"weighted_average": "def weighted_average(weights, values):\n"
-                                           "    scratch = np.empty(6 * 2**30, dtype=np.uint8)\n"
-                                           "    return np.asarray(weights) @ np.asarray(values)\n"},
-    }
-    return {student: completed_notebook(assignment, cells) for student, cells in odd.items()}
+def pytest_collection_modifyitems(items):
+    """A test that uses the graded class is slow and runs student code in the sandbox: it must say so.
 
-
-def stealing_cell(solution: Path, markers: list[Path], port: int) -> str:
-    """A softmax cell that tries to cheat: run the solution source, write outside its scratch folder, phone home.
-
-    It defines softmax only if it can read `solution`; it tries to create each
-    of `markers` and to connect to 127.0.0.1:`port`.
+    Markers are what `pytest -m "not slow"` selects on, so a missing one would
+    put minutes into the quick run; this makes forgetting one an error at once.
     """
-    return f"""import socket
-for marker in {[str(m) for m in markers]!r}:
-    try:
-        with open(marker, "w") as f:
-            f.write("written by a submission")
-    except OSError:
-        pass
-try:
-    socket.create_connection(("127.0.0.1", {port}), timeout=3).sendall(b"a submission got out")
-except OSError:
-    pass
-try:
-    source = open({str(solution)!r}).read()
-except OSError:
-    raise NotImplementedError("the solution could not be read")
-exec(source, globals())  # the instructor's notebook as a script: every answer, and the tests pass
-"""
-
-
-WRONG_SOFTMAX = "def softmax(x, axis=-1):\n    return np.asarray(x, dtype=float)\n"
-
-# Wrong answers that try to make the tests pass anyway, each in its own way (all replace the softmax cell).
-TAMPERING = {
-    "patches-numpy": "import builtins\nimport numpy\nnumpy.isclose = lambda a, b, **k: numpy.ones(numpy.broadcast(a, b).shape, bool)\n"
-                     "numpy.allclose = lambda *a, **k: True\nnumpy.isnan = lambda a: numpy.zeros(numpy.shape(a), bool)\n"
-                     "builtins.AssertionError = type('AssertionError', (Exception,), {})\n" + WRONG_SOFTMAX,
-    "patches-while-tested": "def softmax(x, axis=-1):\n    import numpy\n"
-                            "    numpy.isclose = lambda a, b, **k: numpy.ones(numpy.broadcast(a, b).shape, bool)\n"
-                            "    numpy.allclose = lambda *a, **k: True\n    return numpy.asarray(x, dtype=float)\n",
-    "swallows-errors": "import ast\n\nclass NoAsserts(ast.NodeTransformer):\n    def visit_Assert(self, node):\n"
-                       "        return ast.Pass()\n\nget_ipython().ast_transformers.append(NoAsserts())\n"
-                       "get_ipython().set_custom_exc((BaseException,), lambda *args, **kwargs: None)\n" + WRONG_SOFTMAX,
-    "redefines-helpers": "def expect_close(*args, **kwargs):\n    pass\n\ndef expect_shape(*args, **kwargs):\n    pass\n\n"
-                         + WRONG_SOFTMAX,
-}
-
-
-def structurally_damaged(assignment: str) -> dict:
-    """Correct notebooks of `assignment` whose cells were copied, deleted, edited, moved or stripped, by student id."""
-    import copy
-
-    def grade_id(cell):
-        return cell.metadata.get("nbgrader", {}).get("grade_id", "")
-
-    def tests(nb):
-        return [c for c in nb.cells if grade_id(c).startswith("test_")]
-
-    out = {}
-    nb = completed_notebook(assignment)
-    first_answer = next(i for i, c in enumerate(nb.cells) if c.metadata.get("nbgrader", {}).get("solution"))
-    copied = copy.deepcopy(nb.cells[first_answer])
-    copied.id = "a-copy"
-    nb.cells.insert(first_answer + 1, copied)
-    test = tests(nb)[0]
-    test_copy = copy.deepcopy(test)
-    test_copy.id = "a-test-copy"
-    nb.cells.insert(nb.cells.index(test) + 1, test_copy)
-    out["copied-cells"] = nb
-    nb = completed_notebook(assignment)
-    nb.cells = [c for c in nb.cells if c not in tests(nb)[::2]]
-    out["deleted-tests"] = nb
-    nb = completed_notebook(assignment)
-    for cell in tests(nb):
-        cell.source = "pass"
-    out["edited-tests"] = nb
-    nb = completed_notebook(assignment)
-    nb.cells = tests(nb) + [c for c in nb.cells if c not in tests(nb)]
-    out["tests-moved-to-top"] = nb
-    nb = completed_notebook(assignment)
-    for cell in nb.cells:
-        cell.metadata = {}
-    out["no-metadata"] = nb
-    return out
-
-
-def format_damaged(assignment: str) -> dict[str, str]:
-    """Correct notebooks of `assignment` as files that break the notebook format, by student id.
-
-    An editor that left outputs on a markdown cell and a string for nbgrader
-    metadata (salvaged), and a notebook saved in the old nbformat 3 (converted).
-    """
-    import json
-
-    nb = completed_notebook(assignment)
-    content = json.loads(nbformat.writes(nb))
-    markdown = next(c for c in content["cells"] if c["cell_type"] == "markdown")
-    markdown["outputs"], markdown["execution_count"] = [], None
-    content["cells"][-1]["metadata"]["nbgrader"] = "not a dictionary"
-    return {"breaks-the-schema": json.dumps(content), "nbformat-3": nbformat.writes(nbformat.convert(nb, 3), version=3)}
-
-
-def mutants() -> list[tuple[str, str, Path]]:
-    """(assignment, grade_id, path) of every mutant under tests/mutants/<a>/<grade_id>/<name>.py."""
-    return mutant_files(MUTANTS)
-
-
-def alternatives() -> list[tuple[str, str, Path]]:
-    """(assignment, grade_id, path) of every correct alternative under tests/alternatives/<a>/<grade_id>/<name>.py."""
-    return mutant_files(ALTERNATIVES)
-
-
-def digest(*folders: Path) -> str:
-    """A hash of the names and contents of every file under `folders`."""
-    h = hashlib.sha256()
-    for folder in folders:
-        for p in sorted(folder.rglob("*")):
-            if p.is_file():
-                h.update(str(p).encode() + b"\0" + p.read_bytes())
-    return h.hexdigest()
+    unmarked = [item.nodeid for item in items if "graded" in getattr(item, "fixturenames", ())
+                and not {"slow", "sandbox"} <= {m.name for m in item.iter_markers()}]
+    if unmarked:
+        raise pytest.UsageError("tests that use the `graded` fixture must be marked slow and sandbox: "
+                                + ", ".join(unmarked[:5]))
 
 
 @pytest.fixture(scope="session")
@@ -204,10 +90,13 @@ def graded(tmp_path_factory):
 
     before = digest(SOLUTIONS, EXERCISES, submissions)
     scratch_before = set(Path(tempfile.gettempdir()).glob("ag-*"))
+    # Two workers whatever the machine: test_parallel_grading_equals_sequential compares this parallel batch with
+    # a sequential regrade, which on a one-core machine (where the default is one job) would compare nothing.
     proc = subprocess.run(
         [sys.executable, "-m", "autograde", "grade", str(submissions), "--out", str(out), "--quiet",
-         "--timeout", str(CELL_TIMEOUT)],
-        cwd=REPO, capture_output=True, text=True, timeout=1200,
+         "--timeout", str(CELL_TIMEOUT), "--jobs", str(BATCH_JOBS)],
+        # About 20 minutes on two idle cores; on a shared machine it took longer than the 20-minute limit this had.
+        cwd=REPO, capture_output=True, text=True, timeout=3600,
     )
     assert proc.returncode == 0, f"autograde grade failed:\n{proc.stdout}\n{proc.stderr}"
     with open(out / "scores.csv", newline="") as f:
@@ -230,3 +119,26 @@ def graded(tmp_path_factory):
     return {"scores": scores, "grades": grades, "out": out, "proc": proc, "inputs_unchanged": unchanged,
             "submissions": submissions, "notes": notes, "escaped": {"connected": connected, "written": written},
             "scratch_left_behind": left_behind}
+
+
+@pytest.fixture(scope="session")
+def compiled_course(tmp_path_factory):
+    """A copy of the course in which `python -m autograde compile` (what `make exercises` runs) wrote everything.
+
+    The copy's exercises/ is removed first, so every student notebook there was
+    written by the command; the repository itself must not change.
+    """
+    course = repo_copy(tmp_path_factory.mktemp("course"))
+    shutil.rmtree(course / "exercises")
+    watched = (SOLUTIONS, EXERCISES, REPO / "autograde" / "source")  # (source/: what `make exercises` writes)
+    before = digest(*watched)
+    proc = subprocess.run([sys.executable, "-m", "autograde", "compile"], cwd=course, capture_output=True, text=True,
+                          timeout=600)
+    assert proc.returncode == 0, f"python -m autograde compile failed:\n{proc.stdout}\n{proc.stderr}"
+    assert digest(*watched) == before, "compiling in a copy changed the repository"
+    wrote = set(proc.stdout.split())
+    for assignment in assignment_ids():
+        for folder in ("exercises", "autograde/source"):
+            path = course / folder / assignment / f"{assignment}.ipynb"
+            assert str(path) in wrote and path.is_file(), f"compile did not write {path}:\n{proc.stdout}"
+    return course

@@ -6,18 +6,28 @@ float32, torch, other valid module internals, helpers of the student's own)
 must earn full marks on every test cell of the notebook, not only on the cells
 of the function they replace.
 """
+import functools
 from collections import Counter
 
 import pytest
-from conftest import alternatives
 
 from autograde.course import assignment_ids, graded_cell_ids, solution_cell_ids, source_notebook
 from autograde.reference import solution_code
-from autograde.synthetic import alternative_student, mutant_code
+from tests.support.submissions import alternatives
+from tests.support.synthetic import alternative_student, mutant_code
 
 ALTERNATIVES = alternatives()
 
 
+@functools.cache
+def reference_solutions(assignment: str) -> dict[str, str]:
+    """The reference code of each solution cell of `assignment`, by grade id (read once per assignment)."""
+    return {c.metadata["nbgrader"]["grade_id"]: solution_code(c.source) for c in source_notebook(assignment).cells
+            if c.metadata.get("nbgrader", {}).get("solution")}
+
+
+@pytest.mark.slow
+@pytest.mark.sandbox
 @pytest.mark.parametrize(("assignment", "grade_id", "path"), ALTERNATIVES,
                          ids=[f"{a}::{g}/{p.stem}" for a, g, p in ALTERNATIVES])
 def test_alternative_keeps_every_point(graded, assignment, grade_id, path):
@@ -39,11 +49,11 @@ def test_every_graded_cell_has_two_alternatives(assignment):
 @pytest.mark.parametrize(("assignment", "grade_id", "path"), ALTERNATIVES,
                          ids=[f"{a}::{g}/{p.stem}" for a, g, p in ALTERNATIVES])
 def test_alternative_differs_from_the_reference_and_says_how(assignment, grade_id, path):
-    assert grade_id in solution_cell_ids(assignment), f"{path} replaces no solution cell of {assignment}"
+    solutions = reference_solutions(assignment)
+    assert grade_id in solutions, f"{path} replaces no solution cell of {assignment}"
     text = path.read_text()
     assert text.startswith("# ") and len(text.splitlines()[0]) > 15, f"{path} must start with a comment saying what it does differently"
-    reference = {c.metadata["nbgrader"]["grade_id"]: solution_code(c.source) for c in source_notebook(assignment).cells
-                 if c.metadata.get("nbgrader", {}).get("solution")}[grade_id]
+    reference = solutions[grade_id]
     code = mutant_code(text, reference)
     body = [line for line in code.splitlines() if line.strip() and not line.lstrip().startswith("#")]
     assert body != [line for line in reference.splitlines() if line.strip() and not line.lstrip().startswith("#")], (

@@ -6,9 +6,11 @@ import sys
 from pathlib import Path
 
 import pytest
-from test_release import secret_lines
 
 from autograde.course import REPO, assignment_ids
+from tests.support.leaks import secret_lines
+
+pytestmark = [pytest.mark.book, pytest.mark.slow]  # builds the book: executes every chapter (cached)
 
 HTML = REPO / "_build" / "html"
 JUPYTER_BOOK = Path(sys.executable).parent / "jupyter-book"

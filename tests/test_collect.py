@@ -10,7 +10,7 @@ import pytest
 
 from autograde.collect import clean_stem, collect, match_assignment
 from autograde.course import REPO, assignment_ids
-from autograde.synthetic import completed_notebook
+from tests.support.synthetic import completed_notebook
 
 ASSIGNMENTS = assignment_ids()
 FIRST = ASSIGNMENTS[0]
@@ -67,6 +67,10 @@ def test_zip_is_read_and_cannot_write_outside(tmp_path):
         z.writestr("__MACOSX/._alice_01-weighted-sum.ipynb", "junk")
     got = collect(archive, tmp_path / "out" / "submitted", ASSIGNMENTS)
     assert list(got.submissions) == [("alice", FIRST)]
+    # Refused, and said so: one level up from the extraction folder is still inside its scratch folder (removed
+    # with it), so the files' absence alone would not show that the entry was kept in.
+    reasons = {u.path: u.reason for u in got.unmatched}
+    assert reasons["../escaped_01-weighted-sum.ipynb"].startswith("refused"), reasons
     assert not (tmp_path / "out" / "escaped_01-weighted-sum.ipynb").exists()
     assert not any(p.name.startswith("escaped") for p in tmp_path.rglob("*"))
 
@@ -89,6 +93,8 @@ def test_bad_roster_is_a_clear_error(tmp_path):
         collect(tmp_path / "export", tmp_path / "out", ASSIGNMENTS, roster=roster)
 
 
+@pytest.mark.slow
+@pytest.mark.sandbox
 def test_grading_an_lms_zip_end_to_end(tmp_path):
     archive = tmp_path / "export.zip"
     with zipfile.ZipFile(archive, "w") as z:

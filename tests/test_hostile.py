@@ -11,11 +11,11 @@ import tempfile
 
 import nbformat
 import pytest
-from conftest import TAMPERING, format_damaged, stealing_cell, structurally_damaged
 
 from autograde import sandbox
 from autograde.course import REPO, SOLUTIONS, assignment_ids, cells_checking, graded_cell_ids
-from autograde.synthetic import completed_notebook, write_submission
+from tests.support.submissions import TAMPERING, format_damaged, stealing_cell, structurally_damaged
+from tests.support.synthetic import completed_notebook, write_submission
 
 FIRST = assignment_ids()[0]
 
@@ -34,6 +34,8 @@ def softmax_tests():
 
 # Sandbox --------------------------------------------------------------------------------------------------
 
+@pytest.mark.slow
+@pytest.mark.sandbox
 def test_a_submission_cannot_read_the_solution_write_outside_or_reach_the_network(graded):
     rows = rows_of(graded, "steals")
     for cell in softmax_tests():
@@ -42,6 +44,7 @@ def test_a_submission_cannot_read_the_solution_write_outside_or_reach_the_networ
     assert graded["escaped"] == {"connected": False, "written": []}
 
 
+@pytest.mark.slow
 def test_the_stealing_submission_does_steal_without_the_sandbox(tmp_path):
     # Proves the test above tests the sandbox: without it the same cell reads the solution and scores full marks.
     listener = socket.create_server(("127.0.0.1", 0))
@@ -63,6 +66,8 @@ def test_the_stealing_submission_does_steal_without_the_sandbox(tmp_path):
     listener.close()
 
 
+@pytest.mark.slow
+@pytest.mark.sandbox
 def test_every_kernel_scratch_folder_is_removed(graded):
     assert graded["scratch_left_behind"] == []
 
@@ -78,7 +83,7 @@ def test_grading_refuses_to_run_without_a_sandbox_unless_told(tmp_path):
     assert not (tmp_path / "out" / "scores.csv").exists()
 
 
-@pytest.mark.parametrize("isolated", [True, False], ids=["sandbox", "no-sandbox"])
+@pytest.mark.parametrize("isolated", [pytest.param(True, marks=pytest.mark.sandbox), False], ids=["sandbox", "no-sandbox"])
 def test_the_launcher_limits_memory_threads_and_file_size(tmp_path, isolated):
     # What a kernel started by the launcher sees, printed to its log; the "-f" argument tells the launcher its
     # scratch folder (which the sandbox cannot write to, so the probe prints).
@@ -95,6 +100,7 @@ def test_the_launcher_limits_memory_threads_and_file_size(tmp_path, isolated):
     assert (scratch / "kernel.log").read_text().splitlines()[-1] == repr([1000 * 2**20, 7 * 2**20, "2", "2"])
 
 
+@pytest.mark.sandbox
 def test_python_under_tmp_stays_visible_in_the_sandbox(tmp_path, monkeypatch):
     # A virtual environment in a checkout under /tmp (as on CI) must not be hidden by the sandbox's own /tmp.
     venv = tmp_path / "checkout" / ".venv"
@@ -111,6 +117,8 @@ def test_python_under_tmp_stays_visible_in_the_sandbox(tmp_path, monkeypatch):
 
 # Tampering ------------------------------------------------------------------------------------------------
 
+@pytest.mark.slow
+@pytest.mark.sandbox
 @pytest.mark.parametrize("student", sorted(TAMPERING))
 def test_tampering_earns_nothing(graded, student):
     # None scores more, on any cell, than the same wrong softmax without the tampering (it may score less: a cell
@@ -122,12 +130,16 @@ def test_tampering_earns_nothing(graded, student):
     assert score(graded, "wrong-softmax") < score(graded, "reference")
 
 
+@pytest.mark.slow
+@pytest.mark.sandbox
 def test_patching_during_a_test_is_named_as_tampering(graded):
     rows = rows_of(graded, "patches-while-tested")
     assert rows["test_softmax"]["status"] == "tampering"
     assert "numpy.isclose" in rows["test_softmax"]["message"]
 
 
+@pytest.mark.slow
+@pytest.mark.sandbox
 def test_patching_before_the_tests_is_undone_and_noted(graded):
     notes = " ".join(graded["notes"][("patches-numpy", FIRST)])
     assert "numpy.isclose was replaced" in notes and "builtins.AssertionError was replaced" in notes
@@ -135,6 +147,8 @@ def test_patching_before_the_tests_is_undone_and_noted(graded):
     assert "expect_close" in notes and "redefined" in notes
 
 
+@pytest.mark.slow
+@pytest.mark.sandbox
 def test_correct_notebooks_are_never_flagged(graded):
     flagged = {key: notes for key, notes in graded["notes"].items() if key[0] in ("reference", "untouched")}
     assert flagged == {}
@@ -142,22 +156,30 @@ def test_correct_notebooks_are_never_flagged(graded):
 
 # Damaged structure ----------------------------------------------------------------------------------------
 
+@pytest.mark.slow
+@pytest.mark.sandbox
 @pytest.mark.parametrize("student", sorted(structurally_damaged(FIRST)))
 def test_damaged_structure_costs_nothing(graded, student):
     rows = rows_of(graded, student)
     assert {r["status"] for r in rows.values()} == {"passed"}, {c: r["message"] for c, r in rows.items()}
 
 
+@pytest.mark.slow
+@pytest.mark.sandbox
 @pytest.mark.parametrize("student", sorted(format_damaged(FIRST)))
 def test_a_file_that_breaks_the_notebook_format_is_salvaged(graded, student):
     rows = rows_of(graded, student)
     assert {r["status"] for r in rows.values()} == {"passed"}, {c: r["message"] for c, r in rows.items()}
 
 
+@pytest.mark.slow
+@pytest.mark.sandbox
 def test_salvage_is_noted(graded):
     assert any("did not follow the notebook format" in n for n in graded["notes"][("breaks-the-schema", FIRST)])
 
 
+@pytest.mark.slow
+@pytest.mark.sandbox
 def test_repairs_are_noted(graded):
     assert any("copied cell" in n for n in graded["notes"][("copied-cells", FIRST)])
     assert any("were missing from your notebook; the originals were put back" in n for n in graded["notes"][("deleted-tests", FIRST)])
@@ -168,6 +190,8 @@ def test_repairs_are_noted(graded):
 
 # Crashes and floods ---------------------------------------------------------------------------------------
 
+@pytest.mark.slow
+@pytest.mark.sandbox
 def test_a_kernel_killed_by_an_answer_cell_costs_only_that_answer(graded):
     # It scores what leaving that one answer undone scores: every other cell is graded in a fresh kernel.
     rows, undone = rows_of(graded, "kernel-dies"), rows_of(graded, "nadaraya-watson-undone")
@@ -177,6 +201,8 @@ def test_a_kernel_killed_by_an_answer_cell_costs_only_that_answer(graded):
     assert any("kernel died in cell nadaraya_watson" in n for n in graded["notes"][("kernel-dies", FIRST)])
 
 
+@pytest.mark.slow
+@pytest.mark.sandbox
 def test_a_segfault_inside_a_test_fails_that_test_and_the_rest_is_graded(graded):
     rows = rows_of(graded, "segfaults-in-a-test")
     lost = cells_checking("cosine_scores", graded_cell_ids(FIRST))
@@ -185,6 +211,8 @@ def test_a_segfault_inside_a_test_fails_that_test_and_the_rest_is_graded(graded)
     assert all(r["status"] == "passed" for c, r in rows.items() if c not in lost), rows
 
 
+@pytest.mark.slow
+@pytest.mark.sandbox
 def test_huge_output_is_cut_and_costs_nothing(graded):
     rows = rows_of(graded, "huge-output")
     assert {r["status"] for r in rows.values()} == {"passed"}

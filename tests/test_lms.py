@@ -14,10 +14,13 @@ from pathlib import Path
 
 import nbformat
 import pytest
-from commands import grade_command, grades_by_student, read_rows, write_zip
 
 from autograde.course import assignment_ids
-from autograde.synthetic import completed_notebook, student_notebook
+from tests.support.commands import grade_command, grades_by_student, read_rows, write_zip
+from tests.support.synthetic import completed_notebook, student_notebook
+
+# Each test runs the grading command (a few seconds each, most without a kernel), which needs the sandbox.
+pytestmark = [pytest.mark.slow, pytest.mark.sandbox]
 
 FIRST = assignment_ids()[0]
 EMPTY, BROKEN = "", "this is not JSON"

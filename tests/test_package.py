@@ -21,7 +21,6 @@ ORDER = [
     "outputs", "pages", "feedback", "report",  # 7. write outputs
     "gradebook",  # 8. fill an LMS gradebook
     "grade", "compile", "__main__", "__init__",  # the commands
-    "synthetic",  # test scaffolding (leaves the package)
 ]
 CONFIG = "nbgrader_config"  # a traitlets config file that nbgrader executes, not a module of the pipeline
 

@@ -7,6 +7,8 @@ CELLS = [(a, g) for a in assignment_ids() for g in graded_cell_ids(a)]
 IDS = [f"{a}::{g}" for a, g in CELLS]
 
 
+@pytest.mark.slow
+@pytest.mark.sandbox
 @pytest.mark.parametrize(("assignment", "grade_id"), CELLS, ids=IDS)
 def test_reference_solution_passes(graded, assignment, grade_id):
     row = graded["scores"][("reference", assignment, grade_id)]
@@ -14,6 +16,8 @@ def test_reference_solution_passes(graded, assignment, grade_id):
     assert float(row["score"]) == float(row["max_score"]) > 0
 
 
+@pytest.mark.slow
+@pytest.mark.sandbox
 @pytest.mark.parametrize(("assignment", "grade_id"), CELLS, ids=IDS)
 def test_untouched_notebook_scores_zero(graded, assignment, grade_id):
     row = graded["scores"][("untouched", assignment, grade_id)]
@@ -28,6 +32,8 @@ def test_every_solution_cell_is_tested(assignment):
     assert not untested, f"solution cells without test cells: {untested}"
 
 
+@pytest.mark.slow
+@pytest.mark.sandbox
 @pytest.mark.parametrize("assignment", assignment_ids())
 def test_reference_totals_full_marks(graded, assignment):
     row = graded["grades"][("reference", assignment)]

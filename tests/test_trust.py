@@ -14,10 +14,10 @@ import time
 from pathlib import Path
 
 import pytest
-from commands import grade_command, grades_by_student, read_rows, repo_copy
 
 from autograde.course import REPO, assignment_ids, cells_checking, graded_cell_ids, source_notebook
-from autograde.synthetic import completed_notebook, write_submission
+from tests.support.commands import grade_command, grades_by_student, read_rows, repo_copy
+from tests.support.synthetic import completed_notebook, write_submission
 
 FIRST = assignment_ids()[0]
 TIMEOUT = 15  # seconds per cell in the batch below; every reference cell of chapter 1 takes well under one
@@ -94,27 +94,56 @@ def split(limits, student, grade_id):
     return [rows[c] for c in mine], [r for c, r in rows.items() if c not in calling]
 
 
+@pytest.mark.slow
+@pytest.mark.sandbox
 def test_the_reference_graded_beside_them_keeps_full_marks(limits):
     row = grades_by_student(limits["out"])["reference"]
     assert float(row["score"]) == float(row["max_score"]) > 0
 
 
+@pytest.mark.slow
+@pytest.mark.sandbox
 def test_a_fork_bomb_gets_an_error_in_its_own_cells_and_nothing_else_is_affected(limits):
     own, others = split(limits, "fork-bomb", "dot_scores")
     assert all(r["status"] == "error" and "Resource temporarily unavailable" in r["message"] for r in own), own
     assert {r["status"] for r in others} == {"passed"}, [r for r in others if r["status"] != "passed"]
 
 
+@pytest.mark.slow
+@pytest.mark.sandbox
 def test_no_process_of_a_student_outlives_grading(limits):
+    # Not vacuous: the daemon was started (its answer cell went on to define gaussian_scores, whose tests pass) and
+    # the fork bomb forked until the limit stopped it (its own cells say so); `sleepers` finds such processes
+    # (test_the_search_for_left_processes_finds_one).
+    own, others = split(limits, "starts-a-daemon", "gaussian_scores")
+    assert {r["status"] for r in own + others} == {"passed"}, own
     assert limits["left"] == {"fork children": [], "daemon": []}
 
 
+def test_the_search_for_left_processes_finds_one():
+    mark = f"{MARK}9"  # (a number of seconds, as sleep needs)
+    process = subprocess.Popen(["sleep", mark], executable="/bin/sleep", start_new_session=True)
+    try:
+        deadline = time.monotonic() + 10  # (its command line is readable once exec has finished)
+        while not sleepers(mark) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert sleepers(mark) == [process.pid]
+    finally:
+        process.kill()
+        process.wait()
+    assert sleepers(mark) == []
+
+
+@pytest.mark.slow
+@pytest.mark.sandbox
 def test_writing_past_the_disk_limit_fails_in_its_cell_and_the_batch_goes_on(limits):
     own, others = split(limits, "fills-the-disk", "cosine_scores")
     assert all(r["status"] == "error" and "No space left on device" in r["message"] for r in own), own
     assert {r["status"] for r in others} == {"passed"}
 
 
+@pytest.mark.slow
+@pytest.mark.sandbox
 def test_an_answer_cell_stopped_at_the_time_limit_is_noted(limits):
     own, others = split(limits, "never-finishes", "cosine_scores")
     assert {r["status"] for r in own + others} == {"passed"}  # the definition ran before the loop
@@ -125,17 +154,23 @@ def test_an_answer_cell_stopped_at_the_time_limit_is_noted(limits):
     assert not any("time limit" in n for n in limits["notes"].get("reference", []))
 
 
+@pytest.mark.slow
+@pytest.mark.sandbox
 def test_a_dead_kernels_last_words_are_kept_in_its_note(limits):
     notes = limits["notes"]["dies-with-last-words"]
     assert any("kernel died in cell cosine_scores" in n and "my last words before the crash" in n for n in notes), notes
 
 
+@pytest.mark.slow
+@pytest.mark.sandbox
 def test_a_segfaults_last_words_are_kept(graded):
     # The session's batch: a cell that reads address 0; Python's fault handler reports it in the kernel's log.
     notes = " ".join(graded["notes"][("segfaults-in-a-test", FIRST)])
     assert "kernel died" in notes and "Segmentation fault" in notes, notes
 
 
+@pytest.mark.slow
+@pytest.mark.sandbox
 def test_edited_test_cells_are_restored_with_a_note(graded):
     notes = graded["notes"][("edited-tests", FIRST)]
     edited = [n for n in notes if "had been edited: the original was run instead" in n]
@@ -144,6 +179,7 @@ def test_edited_test_cells_are_restored_with_a_note(graded):
     assert not any("had been edited" in n for n in graded["notes"].get(("tests-moved-to-top", FIRST), []))
 
 
+@pytest.mark.sandbox
 def test_the_sandbox_limits_processes_and_disk_per_kernel(tmp_path):
     # What the launcher gives a kernel: at most --processes beyond its two thread pools, a /tmp and a /dev/shm of
     # --disk MiB (where multiprocessing's semaphores still work), and a user that is not root.
@@ -170,6 +206,8 @@ SLOW_SOFTMAX = ("import time\ntime.sleep(6)  # time to be found and killed\n\nde
                 "    return np.divide(e, total, out=np.zeros_like(e), where=total > 0)\n")
 
 
+@pytest.mark.slow
+@pytest.mark.sandbox
 def test_a_killed_worker_costs_one_retry_then_a_report_and_the_rest_is_graded(tmp_path):
     # The test kills the worker grading "victim" once, and the worker grading "doomed" each time it grades it.
     import json
@@ -230,6 +268,8 @@ def set_config(copy: Path, old: str, new: str) -> None:
     config.write_text(text.replace(old, new))
 
 
+@pytest.mark.slow
+@pytest.mark.sandbox
 def test_nbgrader_config_governs_grading_and_the_command_line_overrides_only_what_is_typed(tmp_path):
     copy = repo_copy(tmp_path / "repo")
     set_config(copy, "c.SandboxKernelManager.memory_mib = 4096", "c.SandboxKernelManager.memory_mib = 2048")
@@ -250,6 +290,8 @@ def test_nbgrader_config_governs_grading_and_the_command_line_overrides_only_wha
     assert status == {"passed"}, message
 
 
+@pytest.mark.slow
+@pytest.mark.sandbox
 def test_changing_anything_a_grade_depends_on_grades_again(tmp_path):
     copy = repo_copy(tmp_path / "repo")
     (tmp_path / "class" / "someone" / FIRST).mkdir(parents=True)

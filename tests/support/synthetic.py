@@ -1,6 +1,8 @@
 """Synthetic submissions: the student notebook completed with the reference, a mutant or an alternative.
 
-Used by the tests (reference, untouched notebook, mutants, alternatives) and by benchmarks.
+Test scaffolding, not part of the grader: used by the tests (reference, untouched
+notebook, mutants, alternatives) and by benchmarks (``python -m benchmarks.<name>``
+from the repository root imports it as ``tests.support.synthetic``).
 A mutant is a plausible wrong answer that must lose points; an alternative is a
 correct answer written differently from the reference that must keep them all.
 Both are files ``<folder>/<a>/<grade_id>/<name>.py`` in the same format.
@@ -12,8 +14,8 @@ from pathlib import Path
 
 import nbformat
 
-from .course import EXERCISES, source_notebook
-from .reference import solution_code
+from autograde.course import EXERCISES, source_notebook
+from autograde.reference import solution_code
 
 _PATCH = re.compile(r"^# replace: (.*)\n# with: ?(.*)$", re.MULTILINE)
 

@@ -1,0 +1,57 @@
+"""Rules of the code's layout that no test would otherwise notice breaking.
+
+Test scaffolding lives in tests/support/ (never in the grader's package), test
+modules import only from there, and nothing edits sys.path: `autograde` is
+installed (editable), and benchmarks run as ``python -m benchmarks.<name>``.
+"""
+import ast
+import re
+import subprocess
+
+from autograde.course import REPO
+
+TESTS = REPO / "tests"
+# Removed by issue 14's restructuring of the package (branch issue-14), which moves the runtime data out of it.
+SYS_PATH_PENDING: set[str] = set()  # none left
+
+
+def tracked(*patterns: str) -> list[str]:
+    """Files git tracks under the repository, matching `patterns`."""
+    out = subprocess.run(["git", "ls-files", "--", *patterns], cwd=REPO, capture_output=True, text=True, check=True)
+    return out.stdout.split()
+
+
+def imported_modules(path) -> set[str]:
+    tree = ast.parse(path.read_text(), filename=str(path))
+    found = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found |= {alias.name for alias in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            found.add(node.module)
+    return found
+
+
+def test_test_modules_import_no_conftest_nor_each_other():
+    modules = sorted(TESTS.glob("*.py")) + sorted((TESTS / "support").glob("*.py"))
+    own = {p.stem for p in TESTS.glob("*.py")} | {"commands"}
+    assert len(modules) > 10
+    wrong = {str(p.relative_to(REPO)): sorted(m for m in imported_modules(p) if m.split(".")[0] in own)
+             for p in modules}
+    assert not {p: m for p, m in wrong.items() if m}, "import shared helpers from tests.support instead"
+
+
+def test_test_scaffolding_is_not_in_the_package():
+    assert not (REPO / "autograde" / "synthetic.py").exists()
+    users = {p: imported_modules(REPO / p) for p in tracked("*.py")}
+    assert not [p for p, mods in users.items() if "autograde.synthetic" in mods]
+    assert not [p for p in tracked("autograde/*.py") if "tests" in {m.split(".")[0] for m in users[p]}], (
+        "the grader imports test code")
+
+
+def test_nothing_edits_sys_path():
+    edits = re.compile(r"sys\.path\.(insert|append|extend)|sys\.path\s*[+]?=")
+    files = [p for p in tracked("*.py", "*.md", "*.ipynb") if p not in SYS_PATH_PENDING]
+    assert len(files) > 30
+    found = [p for p in files if edits.search((REPO / p).read_text())]
+    assert not found, f"sys.path edited in {found}"
