@@ -19,6 +19,20 @@ from autograde.synthetic import completed_notebook, mutant_files, write_referenc
 MUTANTS = Path(__file__).parent / "mutants"
 ALTERNATIVES = Path(__file__).parent / "alternatives"
 CELL_TIMEOUT = 20  # seconds; the slowest reference cell (chapter 2's training) takes under 10
+HTML = REPO / "_build" / "html"
+JUPYTER_BOOK = Path(sys.executable).parent / "jupyter-book"
+
+
+@pytest.fixture(scope="session")
+def book():
+    """Build the book as `make book` does (strict, cached execution) and return the HTML folder.
+
+    Session-wide: the book tests and the browser tests share one build.
+    """
+    proc = subprocess.run([str(JUPYTER_BOOK), "build", ".", "-W", "-n", "--keep-going"],
+                          cwd=REPO, capture_output=True, text=True, timeout=1500)
+    assert proc.returncode == 0, f"the book does not build strictly:\n{proc.stdout[-5000:]}\n{proc.stderr[-5000:]}"
+    return HTML
 
 
 def odd_submissions(assignment: str) -> dict:
