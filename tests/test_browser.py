@@ -33,7 +33,6 @@ from pathlib import Path
 from urllib.parse import unquote, urlparse
 
 import pytest
-from playwright.sync_api import Error as PlaywrightError
 from playwright.sync_api import sync_playwright
 
 from autograde.course import EXERCISES, REPO, assignment_ids
@@ -177,16 +176,11 @@ class Tab:
     def open(self, url: str) -> Visit:
         self.visit = Visit(url)
         self.page.goto(url, wait_until="load")
-        for attempt in range(3):  # a page that redirects (index.html) destroys the context we evaluate in
-            try:
-                self.page.wait_for_load_state("load")
-                # Typesetting is done when MathJax's startup promise resolves; then every web font it asked for.
-                self.page.evaluate("async () => { if (window.MathJax && MathJax.startup) await MathJax.startup.promise;"
-                                   " await document.fonts.ready; }")
-                break
-            except PlaywrightError as e:
-                if "context was destroyed" not in str(e) or attempt == 2:
-                    raise
+        # index.html redirects to the first page (a meta refresh): wait until the page it lands on has loaded too.
+        self.page.wait_for_function("() => document.readyState === 'complete' && document.body")
+        # Typesetting is done when MathJax's startup promise resolves; then every web font it asked for.
+        self.page.evaluate("async () => { if (window.MathJax && MathJax.startup) await MathJax.startup.promise;"
+                           " await document.fonts.ready; }")
         return self.visit
 
     def close(self):
