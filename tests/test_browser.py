@@ -22,6 +22,7 @@ Run alone with ``pytest -m browser``; skip with ``-m "not browser"``.
 """
 from __future__ import annotations
 
+import csv
 import functools
 import http.server
 import json
@@ -409,8 +410,8 @@ def test_feedback_page_renders_offline(browser, grading_output):
     pages = sorted((grading_output / "feedback").glob("*.html"))
     assert pages, f"no feedback page in {grading_output / 'feedback'}"
     # A student who lost points, if there is one: the page a teacher hands back with the most on it.
-    grades = (grading_output / "grades.csv").read_text().splitlines()[1:]
-    partial = [line.split(",")[0] for line in grades if line.split(",")[-2] not in ("0", "0.0", line.split(",")[-1])]
+    with open(grading_output / "grades.csv", newline="") as f:
+        partial = [r["student_id"] for r in csv.DictReader(f) if 0 < float(r["score"]) < float(r["max_score"])]
     path = next((p for p in pages if p.stem in partial), pages[0])
     visit = _graded_page(browser, path)
     assert not visit.problems, f"feedback/{path.name}: " + report(visit.problems)
