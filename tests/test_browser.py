@@ -341,14 +341,19 @@ def test_download_button_gives_the_exercise_notebook(browser, server, book, tmp_
     tab = Tab(browser, DESKTOP, local=server, accept_downloads=True)
     try:
         visit = tab.open(server + name)
-        tab.page.get_by_role("button", name="Download this page").click()
+        assert not visit.problems, f"{name}: " + report(visit.problems)
+        button = tab.page.get_by_role("button", name="Download this page")
+        assert button.count() == 1, f"{name}: no download button ('Download this page') in the page's header"
+        button.click()
+        link = tab.page.locator("a.dropdown-item", has_text=".ipynb")
+        assert link.count() == 1, f"{name}: the download menu offers no .ipynb"
         with tab.page.expect_download(timeout=20_000) as download:
-            tab.page.locator("a.dropdown-item", has_text=".ipynb").click()
+            link.click()
         saved = tmp_path / download.value.suggested_filename
         download.value.save_as(saved)
+        assert not visit.problems, f"{name}: " + report(visit.problems)
     finally:
         tab.close()
-    assert not visit.problems, f"{name}: " + report(visit.problems)
     assert saved.name == f"{assignment}.ipynb", f"{name}: the download button gives {saved.name}, not {assignment}.ipynb"
     released = EXERCISES / assignment / f"{assignment}.ipynb"
     assert saved.read_bytes() == released.read_bytes(), \
