@@ -11,8 +11,10 @@ MyST's markdown parser, with the extensions the book enables (``dollarmath``,
 ``amsmath``), finds in the page's markdown: ``$...$`` and ``$$...$$`` (with or
 without a label), an ``amsmath`` environment (``\\begin{align}`` ...) at top
 level, a ``{math}`` role and a ```` ```{math} ```` directive, each counted as
-one formula. Code cells, their outputs and figure captions are not counted
-(the book puts no TeX there). For an ``.ipynb`` page only its markdown cells
+one formula; inside other directives (admonitions, figures) their markdown
+body is counted the same way. Code cells and other code or data directives,
+cell outputs and the captions of code-cell figures are not counted (the book
+puts no TeX there). For an ``.ipynb`` page only its markdown cells
 count. In the browser each formula MathJax typesets is one ``mjx-container``,
 counted in the page's article only (the sidebar's table of contents repeats a
 heading's formula); the two counts must be equal on every page (a page with
@@ -70,6 +72,11 @@ def _tokens(tokens):
             yield from _tokens(t.children)
 
 
+# Directives whose body is not markdown (code, data, generated lists): formulas are not looked for inside.
+NOT_MARKDOWN = {"code-cell", "code-block", "code", "sourcecode", "raw", "literalinclude", "bibliography", "toctree",
+                "glue", "csv-table", "tableofcontents", "include"}
+
+
 def formulas_in_markdown(text: str) -> int:
     """The number of formulas MyST's parser finds in `text` (the counting rule of this module's docstring)."""
     count = 0
@@ -78,8 +85,13 @@ def formulas_in_markdown(text: str) -> int:
             count += 1
         elif t.type == "myst_role" and t.meta.get("name") == "math":
             count += 1
-        elif t.type in ("fence", "colon_fence") and t.info.strip().startswith("{math}"):
-            count += 1
+        elif t.type in ("fence", "colon_fence") and t.info.strip().startswith("{"):
+            name = t.info.strip()[1:].split("}")[0]
+            if name == "math":
+                count += 1
+            elif name not in NOT_MARKDOWN:  # an admonition, a figure's caption, ...: markdown, after its :options:
+                body = re.sub(r"\A(?:---\n.*?\n---\n|(?::[\w-]+:[^\n]*\n)*)", "", t.content, flags=re.S)
+                count += formulas_in_markdown(body)
     return count
 
 
