@@ -33,6 +33,20 @@ from tests.support.synthetic import completed_notebook, write_reference_class, w
 
 CELL_TIMEOUT = 20  # seconds; the slowest reference cell (chapter 2's training) takes under 10
 BATCH_JOBS = 2  # worker processes of the batch, forced (see `graded`)
+HTML = REPO / "_build" / "html"
+JUPYTER_BOOK = Path(sys.executable).parent / "jupyter-book"
+
+
+@pytest.fixture(scope="session")
+def book():
+    """Build the book as `make book` does (strict, cached execution) and return the HTML folder.
+
+    Session-wide: the book tests and the browser tests share one build.
+    """
+    proc = subprocess.run([str(JUPYTER_BOOK), "build", ".", "-W", "-n", "--keep-going"],
+                          cwd=REPO, capture_output=True, text=True, timeout=1500)
+    assert proc.returncode == 0, f"the book does not build strictly:\n{proc.stdout[-5000:]}\n{proc.stderr[-5000:]}"
+    return HTML
 
 
 def pytest_collection_modifyitems(items):
