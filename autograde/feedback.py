@@ -45,6 +45,18 @@ def _course_outline(assignment: str) -> tuple[str, list[Exercise]]:
     return title, outline(notebook)
 
 
+_UNDEFINED = re.compile(r"^(?:NameError: )?name '(?P<name>\w+)' is not defined$")
+
+
+def _why(row: CellResult, message: str) -> str:
+    """What happened, in words: a name the test needs that is not defined gets its likely cause."""
+    undefined = _UNDEFINED.match(message.strip())
+    if row.status is Status.ERROR and undefined:
+        return (f"The check could not run: {undefined['name']} is not defined. Is the cell that defines it done, "
+                "and does it run without an error from top to bottom?")
+    return _WHY.get(row.status, row.status.meaning)
+
+
 def _exercise(number: str, title: str, rows: list[CellResult], tests: dict) -> dict:
     checks = []
     for r in rows:
@@ -57,7 +69,7 @@ def _exercise(number: str, title: str, rows: list[CellResult], tests: dict) -> d
             "description": test.description if test and test.description else f"Test {r.grade_id}",
             "hidden": bool(test and test.hidden),
             "score": r.score, "max_score": r.max_score, "passed": r.score >= r.max_score,
-            "why": _WHY.get(r.status, r.status.meaning),
+            "why": _why(r, message),
             "message": message if r.status not in (Status.MISSING, Status.PASSED) else "",
             "where": r.where,
         })
@@ -75,7 +87,7 @@ def assignment_context(student: str, assignment: str, rows: list[CellResult], no
                        course_outline: Callable[[str], tuple[str, list[Exercise]]] | None = None) -> dict:
     """What the feedback template shows of one assignment of one student.
 
-    ``{"id", "title", "score", "max_score", "missing", "notes", "exercises": [{"heading", "anchor", "score",
+    ``{"id", "title", "score", "max_score", "missing", "not_graded" (why, when no check could run), "notes", "exercises": [{"heading", "anchor", "score",
     "max_score", "lost", "tests": [{"grade_id", "description", "hidden", "score", "max_score", "passed", "why",
     "message", "where"}]}], "revisit": [the exercises that lost points, most lost first, at most 3]}``.
     Test cells the outline does not know (an assignment outside the course) are grouped under "Other tests".
@@ -91,9 +103,13 @@ def assignment_context(student: str, assignment: str, rows: list[CellResult], no
         sections.append(_exercise("", "Other tests", other, tests))
     score, max_score = sum(r.score for r in rows), sum(r.max_score for r in rows)
     revisit = sorted((s for s in sections if s["lost"] > 0), key=lambda s: -s["lost"])[:3]
+    missing = bool(rows) and all(r.status is Status.MISSING for r in rows)
+    # One outcome for every cell (a file that is no notebook, a notebook that could not run): said once.
+    outcomes = {(r.status, r.message) for r in rows}
+    not_graded = (rows[0].message if len(rows) > 1 and len(outcomes) == 1 and not missing
+                  and rows[0].status not in (Status.PASSED, Status.FAILED) else "")
     return {"id": assignment, "title": title, "score": score, "max_score": max_score,
-            "grade_class": _grade_class(score, max_score),
-            "missing": bool(rows) and all(r.status is Status.MISSING for r in rows),
+            "grade_class": _grade_class(score, max_score), "missing": missing, "not_graded": not_graded,
             "notes": list(notes), "exercises": sections, "revisit": revisit}
 
 

@@ -127,3 +127,27 @@ def test_the_report_counts_statuses_and_needs_no_network(tmp_path):
     assert "1 notebook handed in" in section and "1 missing, scored 0: bob" in section
     assert "test_softmax_stability (0% pass)" in section
     assert HOSTILE in text  # the notes table
+
+
+def test_a_notebook_that_could_not_be_graded_is_explained_once(tmp_path, monkeypatch):
+    monkeypatch.setattr(feedback, "_course_outline", outline_of)
+    why = "the submitted file is not a notebook (not valid JSON: Expecting value)"
+    own = [CellResult("cat", "01-a", g, 0.0, m, Status.ERROR, why) for g, m in (("test_softmax", 1.0),
+                                                                                 ("test_softmax_stability", 2.0))]
+    [a] = feedback_context("cat", own)["assignments"]
+    assert a["not_graded"] == why and not a["missing"]
+    page = write_feedback(own, tmp_path)[0].read_text()
+    assert page.count(why) == 1, "said once, not once per check"
+    assert "Your notebook could not be graded" in page and "Large inputs neither" not in page
+    # Two checks failing for different reasons are not a notebook-wide outcome.
+    own[1] = CellResult("cat", "01-a", "test_softmax_stability", 0.0, 2.0, Status.ERROR, "ValueError: another")
+    assert feedback_context("cat", own)["assignments"][0]["not_graded"] == ""
+
+
+def test_an_undefined_name_is_explained_with_its_likely_cause(monkeypatch):
+    monkeypatch.setattr(feedback, "_course_outline", outline_of)
+    own = [CellResult("dan", "01-a", "test_softmax", 0.0, 1.0, Status.ERROR, "NameError: name 'softmax' is not defined",
+                      "name 'softmax' is not defined"),
+           CellResult("dan", "01-a", "test_softmax_stability", 2.0, 2.0, Status.PASSED, "")]
+    [check, _] = feedback_context("dan", own)["assignments"][0]["exercises"][0]["tests"]
+    assert check["why"].startswith("The check could not run: softmax is not defined. Is the cell that defines it done")
