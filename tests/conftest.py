@@ -144,7 +144,7 @@ def compiled_course(tmp_path_factory):
     """
     course = repo_copy(tmp_path_factory.mktemp("course"))
     shutil.rmtree(course / "exercises")
-    watched = (SOLUTIONS, EXERCISES, REPO / "autograde" / "source")  # (source/: what `make exercises` writes)
+    watched = (SOLUTIONS, EXERCISES, REPO / "course" / "source")  # (course/source/: what `make exercises` writes)
     before = digest(*watched)
     proc = subprocess.run([sys.executable, "-m", "autograde", "compile"], cwd=course, capture_output=True, text=True,
                           timeout=600)
@@ -152,7 +152,7 @@ def compiled_course(tmp_path_factory):
     assert digest(*watched) == before, "compiling in a copy changed the repository"
     wrote = set(proc.stdout.split())
     for assignment in assignment_ids():
-        for folder in ("exercises", "autograde/source"):
+        for folder in ("exercises", "course/source"):
             path = course / folder / assignment / f"{assignment}.ipynb"
             assert str(path) in wrote and path.is_file(), f"compile did not write {path}:\n{proc.stdout}"
     return course

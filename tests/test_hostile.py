@@ -181,9 +181,9 @@ def test_salvage_is_noted(graded):
 @pytest.mark.slow
 @pytest.mark.sandbox
 def test_repairs_are_noted(graded):
-    assert any("copied cell" in n for n in graded["notes"][("copied-cells", FIRST)])
+    assert any("a copy of your answer cell" in n for n in graded["notes"][("copied-cells", FIRST)])
     assert any("were missing from your notebook; the originals were put back" in n for n in graded["notes"][("deleted-tests", FIRST)])
-    assert any("no nbgrader metadata" in n for n in graded["notes"][("no-metadata", FIRST)])
+    assert any("had lost their nbgrader labels" in n for n in graded["notes"][("no-metadata", FIRST)])
     page = (graded["out"] / "feedback" / "copied-cells.html").read_text()
     assert "About your notebook" in page and "copied cell" in page
 

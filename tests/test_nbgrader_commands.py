@@ -1,7 +1,7 @@
 """The README's "Using nbgrader's own commands": nbgrader run from autograde/ grades as `python -m autograde grade` does.
 
 Run in a copy of the course (`compiled_course`: `python -m autograde compile`
-wrote its autograde/source/ and exercises/), so the repository is not touched.
+wrote its course/source/ and exercises/), so the repository is not touched.
 """
 import os
 import shlex
@@ -26,7 +26,7 @@ README_STEPS = [
     f"../.venv/bin/nbgrader autograde {FIRST}",
     f"../.venv/bin/nbgrader generate_feedback {FIRST}",
 ]
-RUNTIME = ["autograde/submitted", "autograde/autograded", "autograde/feedback", "autograde/gradebook.db"]
+RUNTIME = ["course/submitted", "course/autograded", "course/feedback", "course/gradebook.db"]
 
 
 def snapshot() -> str:
@@ -65,7 +65,7 @@ def test_nbgrader_autograde_from_the_autograde_folder_grades_as_the_grader_does(
     env = {**os.environ, "PATH": os.pathsep.join(p for p in os.environ["PATH"].split(os.pathsep)
                                                    if Path(p).resolve() != Path(sys.executable).parent.resolve())}
     # The student "wrong-softmax" of the session's batch: its softmax cells lose points, the others keep them.
-    write_submission(completed_notebook(FIRST, {"softmax": WRONG_SOFTMAX}), course / "autograde" / "submitted",
+    write_submission(completed_notebook(FIRST, {"softmax": WRONG_SOFTMAX}), course / "course" / "submitted",
                      "wrong-softmax", FIRST)
     repository_before = snapshot()
 
@@ -78,13 +78,13 @@ def test_nbgrader_autograde_from_the_autograde_folder_grades_as_the_grader_does(
     # generate_assignment wrote the copy's release folder, exercises/: the README says it is what compiling gives.
     released = course / "exercises" / FIRST / f"{FIRST}.ipynb"
     assert released.read_bytes() == (EXERCISES / FIRST / f"{FIRST}.ipynb").read_bytes()
-    executed = nbformat.read(course / "autograde" / "autograded" / "wrong-softmax" / FIRST / f"{FIRST}.ipynb", 4)
+    executed = nbformat.read(course / "course" / "autograded" / "wrong-softmax" / FIRST / f"{FIRST}.ipynb", 4)
     assert executed.cells and any(c.get("outputs") for c in executed.cells if c.cell_type == "code"), "not executed"
-    with Gradebook(f"sqlite:///{course / 'autograde' / 'gradebook.db'}") as gradebook:
+    with Gradebook(f"sqlite:///{course / 'course' / 'gradebook.db'}") as gradebook:
         scores = {c: float(gradebook.find_grade(c, FIRST, FIRST, "wrong-softmax").score) for c in graded_cell_ids(FIRST)}
     expected = {c: float(graded["scores"][("wrong-softmax", FIRST, c)]["score"]) for c in graded_cell_ids(FIRST)}
     assert 0 < sum(expected.values()) < sum(float(graded["scores"][("reference", FIRST, c)]["score"])
                                             for c in graded_cell_ids(FIRST)), "the comparison would prove little"
     assert scores == expected
-    feedback = course / "autograde" / "feedback" / "wrong-softmax" / FIRST / f"{FIRST}.html"
+    feedback = course / "course" / "feedback" / "wrong-softmax" / FIRST / f"{FIRST}.html"
     assert feedback.is_file() and "test_softmax" in feedback.read_text()
