@@ -185,7 +185,7 @@ def test_repairs_are_noted(graded):
     assert any("were missing from your notebook; the originals were put back" in n for n in graded["notes"][("deleted-tests", FIRST)])
     assert any("had lost their nbgrader labels" in n for n in graded["notes"][("no-metadata", FIRST)])
     page = (graded["out"] / "feedback" / "copied-cells.html").read_text()
-    assert "About your notebook" in page and "copied cell" in page
+    assert "About your notebook" in page and "a copy of your answer cell" in page
 
 
 # Crashes and floods ---------------------------------------------------------------------------------------
