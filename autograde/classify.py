@@ -5,6 +5,13 @@ executed notebook, in which :mod:`autograde.execute` recorded, as metadata,
 what happened to each cell (killed, tampered, timed out, ...). The status is
 read from that record and from the type of the exception a cell raised, never
 from text the grader wrote into an output.
+
+Nothing a student is shown carries a line of the hidden tests: every message
+and note is redacted against them (:func:`hidden_test_lines`,
+:func:`autograde.tracebacks.redact`) when a :class:`CellResult` or a
+:class:`Graded` is made, and the message of an exception the student's own
+code raised is cut to its first line (:data:`STUDENT_MESSAGE_CHARS` characters
+at most), shown with the student's own line.
 """
 from __future__ import annotations
 
@@ -18,7 +25,15 @@ import nbformat
 from .course import source_notebook
 from .execute import Event, events
 from .normalise import first_line
-from .tracebacks import student_frame
+from .tracebacks import raised_by_student, redact, squeeze, student_frame
+
+# The message of an exception raised by the student's own code: its first line, at most this long.
+STUDENT_MESSAGE_CHARS = 300
+# A test's own message (several lines when it gives several), at most this long.
+TEST_MESSAGE_CHARS = 3000
+# Hidden-test lines shorter than this (white space removed) are not redacted: ")", "else:", "import torch" tell
+# nothing, and would cut words out of honest messages.
+MIN_HIDDEN_CHARS = 12
 
 
 class Status(StrEnum):
@@ -70,6 +85,8 @@ class CellResult:
 
     def __post_init__(self):
         self.status = Status(self.status)  # (rows read back from the cache hold the status as text)
+        hidden = hidden_test_lines(self.assignment)
+        self.message, self.details = redact(self.message, hidden), redact(self.details, hidden)
 
 
 @dataclass
@@ -79,6 +96,35 @@ class Graded:
     rows: list[CellResult]
     notes: list[str] = field(default_factory=list)
     keep: bool = True  # False when the grader itself failed: the next run tries again
+
+    def __post_init__(self):
+        # Notes quote what the kernel said (a dead kernel's last words) and names student code chose.
+        hidden = [line for a in sorted({r.assignment for r in self.rows}) for line in hidden_test_lines(a)]
+        self.notes = [redact(note, hidden) for note in self.notes]
+
+
+@functools.cache
+def hidden_test_lines(assignment: str) -> tuple[str, ...]:
+    """Every line of `assignment`'s hidden tests (between ``### BEGIN HIDDEN TESTS`` and ``### END HIDDEN TESTS``
+    in solutions/<a>/<a>.py), white space removed, of at least :data:`MIN_HIDDEN_CHARS` characters; () for an
+    assignment the course does not have."""
+    try:
+        cells = source_notebook(assignment).cells
+    except FileNotFoundError:
+        return ()
+    lines, hidden = set(), False
+    for cell in cells:
+        if cell.cell_type != "code":
+            continue
+        for line in cell.source.splitlines():
+            if line.strip().startswith("### BEGIN HIDDEN TESTS"):
+                hidden = True
+            elif line.strip().startswith("### END HIDDEN TESTS"):
+                hidden = False
+            elif hidden and len(squeezed := squeeze(line)) >= MIN_HIDDEN_CHARS:
+                lines.add(squeezed)
+        hidden = False
+    return tuple(sorted(lines, key=len, reverse=True))
 
 
 @functools.cache
@@ -99,28 +145,47 @@ def timed_out(notebook) -> bool:
     return any(Event.TIMED_OUT in events(c) for c in notebook.cells)
 
 
-def error_details(cell, notebook: nbformat.NotebookNode | None = None) -> tuple[str, str]:
-    """(the whole message, the student's own frame) of the first exception an executed cell shows; ("", "") if none.
+def _shown(value: str, by_student: bool, hidden: tuple[str, ...]) -> str:
+    """An exception's message as a student may see it: redacted, then cut (to its first line if the student's)."""
+    value = redact(str(value).strip(), hidden)
+    if by_student:
+        return first_line(value)[:STUDENT_MESSAGE_CHARS]
+    return value[:TEST_MESSAGE_CHARS]
 
-    The message is the exception's text in full (at most 3,000 characters); the
-    frame is the last one in a cell the student wrote (:mod:`autograde.tracebacks`),
-    found only when `notebook`, the executed notebook, is given.
+
+def _first_error(cell):
+    return next((o for o in cell.get("outputs", []) if o.get("output_type") == "error"), None)
+
+
+def error_details(cell, notebook: nbformat.NotebookNode | None = None, hidden: tuple[str, ...] = ()) -> tuple[str, str]:
+    """(the message, the student's own frame) of the first exception an executed cell shows; ("", "") if none.
+
+    A test's own message is shown in full (at most :data:`TEST_MESSAGE_CHARS`
+    characters); the message of an exception the student's code raised, only
+    its first line (at most :data:`STUDENT_MESSAGE_CHARS`). Either is redacted
+    against `hidden` (:func:`hidden_test_lines`). The frame is the last one in a
+    cell the student wrote (:mod:`autograde.tracebacks`); the frame, and whose
+    the exception is, are known only when `notebook`, the executed notebook, is
+    given (without it, the message counts as the student's).
     """
-    for output in cell.get("outputs", []):
-        if output.get("output_type") == "error":
-            value = str(output.get("evalue", "")).strip()
-            frame = student_frame(notebook, output.get("traceback", [])) if notebook is not None else None
-            return value[:3000], str(frame) if frame else ""
-    return "", ""
+    output = _first_error(cell)
+    if output is None:
+        return "", ""
+    traceback = output.get("traceback", [])
+    by_student = notebook is None or raised_by_student(notebook, traceback)
+    frame = student_frame(notebook, traceback) if notebook is not None else None
+    return _shown(output.get("evalue", ""), by_student, hidden), str(frame) if frame else ""
 
 
-def classify_cell(cell, notebook_timed_out: bool = False) -> tuple[Status, str] | None:
+def classify_cell(cell, notebook_timed_out: bool = False, hidden: tuple[str, ...] = ()) -> tuple[Status, str] | None:
     """(status, message) for an executed test cell that did not earn its points; None if it shows no failure.
 
     What the execute step recorded decides first; then the first exception the
     cell shows: ``AssertionError`` is a test's verdict (failed), anything else
-    an error. After a timeout in an earlier cell, an error is most likely its
-    consequence (a name never defined), so it counts as a timeout.
+    an error. After a timeout in an earlier cell (as the execute step recorded
+    it, never read from an exception's name), an error is most likely its
+    consequence (a name never defined), so it counts as a timeout. The message
+    is one line, redacted against `hidden`.
     """
     happened = events(cell)
     if Event.KILLED in happened:
@@ -134,7 +199,8 @@ def classify_cell(cell, notebook_timed_out: bool = False) -> tuple[Status, str] 
         return Status.TIMEOUT, "the cell ran longer than the time limit and was interrupted"
     for output in cell.get("outputs", []):
         if output.get("output_type") == "error":
-            name, value = output.get("ename", "Error"), first_line(output.get("evalue", ""))
+            name = first_line(redact(str(output.get("ename", "Error")), hidden))[:100] or "Error"
+            value = first_line(redact(str(output.get("evalue", "")), hidden))[:STUDENT_MESSAGE_CHARS]
             if name == "AssertionError":
                 return Status.FAILED, f"{name}: {value}" if value else name
             if name == "NotImplementedError":
@@ -157,6 +223,7 @@ def cell_results(student: str, assignment: str, executed: nbformat.NotebookNode,
     """
     by_id = {c.metadata.get("nbgrader", {}).get("grade_id"): c for c in executed.cells}
     notebook_timed_out = timed_out(executed)
+    hidden = hidden_test_lines(assignment)
     rows = []
     for grade_id, max_score in graded_cells(assignment):
         if grade_id not in scores:
@@ -164,13 +231,13 @@ def cell_results(student: str, assignment: str, executed: nbformat.NotebookNode,
                                    "the test cell is not in the graded notebook"))
             continue
         score = scores[grade_id]
-        failure = classify_cell(by_id[grade_id], notebook_timed_out) if grade_id in by_id else None
+        failure = classify_cell(by_id[grade_id], notebook_timed_out, hidden) if grade_id in by_id else None
         details = where = ""
         if score >= max_score:
             status, message = Status.PASSED, ""
         elif failure is not None:
             status, message = failure
-            details, where = error_details(by_id[grade_id], executed)
+            details, where = error_details(by_id[grade_id], executed, hidden)
         else:
             status, message = Status.FAILED, "scored less than full marks"
         rows.append(CellResult(student, assignment, grade_id, score, max_score, status, message, details, where))

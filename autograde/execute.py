@@ -32,7 +32,7 @@ from .kernel_manager import SandboxKernelManager
 from .sources import defined_names, free_names, imported_packages
 
 __all__ = ["EVENTS_KEY", "Event", "GuardedExecute", "SandboxKernelManager", "StderrIsNotFailure", "error_output",
-           "events", "grading_settings", "record"]
+           "events", "grading_settings", "no_verdict", "record"]
 
 GUARD = "_autograde_guard"  # the guard's module name inside the kernel
 EVENTS_KEY = "autograde"  # the key of the execute step's record in a cell's metadata
@@ -80,6 +80,28 @@ def error_output(name: str, message: str) -> NotebookNode:
     return NotebookNode(output_type="error", ename=name, evalue=message, traceback=[f"{name}: {message}"])
 
 
+def _is_test(cell) -> bool:
+    """Whether `cell` is an autograded test cell (graded, and not an answer)."""
+    nbgrader = cell.get("metadata", {}).get("nbgrader", {})
+    return bool(nbgrader.get("grade") and not nbgrader.get("solution"))
+
+
+def no_verdict(cell) -> None:
+    """Turn the ``execute_result`` outputs of an executed test cell into ``display_data`` showing the same.
+
+    nbgrader scores a test cell by its first output that is an error or an
+    ``execute_result``: a result that is not a number gives full points, a
+    number partial credit, before any error is looked at. Student code can
+    emit such a result (``sys.displayhook``) from inside a test; after this,
+    only an error (the test's verdict) decides the cell's points.
+    """
+    for output in cell.get("outputs", []):
+        if output.get("output_type") == "execute_result":
+            output["output_type"] = "display_data"
+            output.pop("execution_count", None)
+            output.setdefault("metadata", {})
+
+
 class StderrIsNotFailure(NbGraderPreprocessor):
     """Relabel what test cells wrote to stderr as stdout, prefixed ``[stderr]``.
 
@@ -112,9 +134,16 @@ class GuardedExecute(Execute):
       fails with ``KernelDied`` and the notebook runs again in a fresh kernel
       without that cell, so every other cell is graded as usual (event
       ``killed``, with the last lines of the dead kernel's log).
-    - Cells interrupted at the time limit get the event ``timed_out``: an
-      answer cell that never finished may still have defined what its tests
-      need, and that must not go unnoticed.
+    - Cells interrupted at the time limit get the event ``timed_out``, recorded
+      where the executor stops them (never read from an exception's name, which
+      student code can choose): an answer cell that never finished may still
+      have defined what its tests need, and that must not go unnoticed.
+    - In a test cell, only the test's verdict scores: every ``execute_result``
+      (which nbgrader would read as a grade, before any error) becomes a
+      ``display_data`` that shows the same. Student code called by a test can
+      print or display anything without changing the cell's points.
+    - The guard starts in every kernel as soon as it is ready, also in the
+      fresh kernel after one died.
     """
 
     guard = Bool(True, help="guard test cells against monkeypatching").tag(config=True)
@@ -148,19 +177,30 @@ class GuardedExecute(Execute):
         self._manager = super().create_kernel_manager()
         return self._manager
 
+    def start_new_kernel_client(self):
+        """nbclient's kernel client, with the guard started in the kernel before any cell runs (every kernel)."""
+        kc = super().start_new_kernel_client()
+        if self.guard:
+            self._start_guard()
+        return kc
+
     def preprocess_cell(self, cell, resources, index):
+        cell, resources = self._preprocess_cell(cell, resources, index)
+        if cell.cell_type == "code" and _is_test(cell):
+            no_verdict(cell)
+        return cell, resources
+
+    def _preprocess_cell(self, cell, resources, index):
         if index in self._killers:
             # The error output is what nbgrader scores (a test cell with an error gets 0) and what the student sees.
             cell.outputs = [error_output("KernelDied", "the kernel died while running this cell (os._exit, a crash "
                                                        "or running out of memory); the rest was graded without it")]
             record(cell, Event.KILLED, last_words=self._killers[index])
             return cell, resources
-        if self.guard and index == 0:
-            self._start_guard()
         if not self.guard or cell.cell_type != "code":
             return self._run(cell, resources, index)
         nbgrader = cell.metadata.get("nbgrader", {})
-        is_test = bool(nbgrader.get("grade") and not nbgrader.get("solution"))
+        is_test = _is_test(cell)
         provided = bool(nbgrader and not nbgrader.get("solution"))
         if is_test and self._dirty:  # student code ran since the last check
             restored = self._guard_check()
@@ -196,10 +236,13 @@ class GuardedExecute(Execute):
 
     def on_cell_executed(self, **kwargs):
         self._last_reply = kwargs.get("execute_reply")
-        # nbclient answers for a kernel that did not reply in time with the reply `error_on_timeout` describes.
-        if (self._last_reply or {}).get("content", {}).get("ename") == self.error_on_timeout.get("ename"):
-            record(kwargs["cell"], Event.TIMED_OUT)
         return super().on_cell_executed(**kwargs)
+
+    async def _async_handle_timeout(self, timeout, cell=None):
+        # Where nbclient gives up waiting for a cell and interrupts the kernel: the one place a timeout is known.
+        if cell is not None:
+            record(cell, Event.TIMED_OUT)
+        return await super()._async_handle_timeout(timeout, cell)
 
     @staticmethod
     def _expression_result(reply):

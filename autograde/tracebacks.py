@@ -1,14 +1,25 @@
-"""Where in a student's own code an error was raised, read from a notebook's error output.
+"""What of an error a student may see: the student's own line it came from, whose message it is, and no hidden test.
 
 A traceback in an executed notebook runs through the test cell, the student's
 cells and library code. Feedback shows only the student's part: the last frame
-that lies in a cell the student wrote, with its line. The grader's own frames
-(test cells, hidden helpers, libraries) are never shown.
+that lies in a cell the student wrote, with its line (read from the student's
+own cell, not from the traceback's text). The grader's own frames (test cells,
+hidden helpers, libraries) are never shown.
+
+An exception that student code raised carries a message the student chose,
+which can be anything the code could read: the source of the test that called
+it, the notebook's history. :func:`raised_by_student` tells such a message from
+a test's own verdict, and :func:`redact` removes from any text every line of
+the hidden tests it spells out (white space ignored).
 """
 from __future__ import annotations
 
 import re
+import sysconfig
+import unicodedata
+from collections.abc import Iterable
 from dataclasses import dataclass
+from pathlib import Path
 
 import nbformat
 
@@ -16,6 +27,9 @@ _ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 # IPython names a cell's code "Cell In[<execution count>], line <n>", then the lines around it, "---->" marking the line.
 _CELL_FRAME = re.compile(r"^Cell In\[(?P<count>\d+)\], line (?P<line>\d+)(?:, in (?P<function>[^\n(]+))?")
 _MARKED = re.compile(r"^-+> ?\s*(?P<number>\d+)\s?(?P<text>.*)$")
+# Any other frame: "File /path/to/module.py:123, in function(...)".
+_FILE_FRAME = re.compile(r"^\s*File (?P<path>.+?):\d+(?:, in |$)")
+REDACTED = "[hidden test removed]"
 
 
 @dataclass(frozen=True)
@@ -62,9 +76,79 @@ def student_frame(notebook: nbformat.NotebookNode, traceback: list[str]) -> Fram
         if not _students(cell):
             continue
         line = int(match["line"])
-        marked = next((m for m in map(_MARKED.match, text.splitlines()[1:]) if m and int(m["number"]) == line), None)
+        # The line's text from the student's own cell: the traceback's text is what the kernel printed, which student
+        # code can rewrite (linecache), and the function's name too.
         source_lines = cell.source.splitlines()
-        code = marked["text"].strip() if marked else (source_lines[line - 1].strip() if 0 < line <= len(source_lines) else "")
+        code = source_lines[line - 1].strip() if 0 < line <= len(source_lines) else ""
         function = match["function"].strip() if match["function"] else None
+        if function is not None and not re.fullmatch(r"[\w.<>]{1,80}", function):
+            function = None
         found = Frame(_name(cell, index), line, code, function)
     return found
+
+
+def _library(path: str) -> bool:
+    """Whether `path` is a file of Python's standard library or of an installed package."""
+    folders = {sysconfig.get_paths()[k] for k in ("stdlib", "platstdlib", "purelib", "platlib")}
+    try:
+        resolved = Path(path).resolve()
+    except (OSError, ValueError):
+        return False
+    return any(resolved.is_relative_to(Path(folder).resolve()) for folder in folders)
+
+
+def raised_by_student(notebook: nbformat.NotebookNode, traceback: list[str]) -> bool:
+    """Whether the exception of `traceback` (an error output's list of strings) was raised by the student's code.
+
+    It was if its innermost frame that is not library code lies in a cell
+    the student wrote or added, or in code they made elsewhere (``exec``).
+    If that frame lies in a cell the grader provides (a test or a given
+    cell), the message is a test's verdict; a traceback with no frame at all
+    is the grader's own (a dead kernel, tampering, a timeout).
+    """
+    by_count = {cell.get("execution_count"): cell for cell in notebook.cells
+                if cell.cell_type == "code" and cell.get("execution_count") is not None}
+    innermost = None  # True: a cell the grader provides; False: the student's code
+    for entry in traceback:
+        text = _ANSI.sub("", entry).lstrip()
+        match = _CELL_FRAME.match(text)
+        if match:
+            cell = by_count.get(int(match["count"]))
+            innermost = cell is not None and not _students(cell)
+            continue
+        match = _FILE_FRAME.match(text)
+        if match and not _library(match["path"]):
+            innermost = False
+    return innermost is False
+
+
+def squeeze(text: str) -> str:
+    """`text` without white space and invisible characters (separators, control and format characters)."""
+    return "".join(ch for ch in text if unicodedata.category(ch)[0] not in "ZC")
+
+
+def redact(text: str, hidden: Iterable[str]) -> str:
+    """`text` with every stretch that spells one of the `hidden` lines (given squeezed) replaced by :data:`REDACTED`.
+
+    White space and invisible characters are ignored both ways, so a line
+    reindented, split over several lines or spaced out is found too.
+    """
+    hidden = [line for line in hidden if line]
+    if not text or not hidden:
+        return text
+    positions = [i for i, ch in enumerate(text) if unicodedata.category(ch)[0] not in "ZC"]
+    squeezed = "".join(text[i] for i in positions)
+    spans = []
+    for line in hidden:
+        start = squeezed.find(line)
+        while start != -1:
+            spans.append((positions[start], positions[start + len(line) - 1] + 1))
+            start = squeezed.find(line, start + 1)
+    if not spans:
+        return text
+    kept, end = [], 0
+    for first, last in sorted(spans):
+        if first >= end:
+            kept += [text[end:first], REDACTED]
+        end = max(end, last)
+    return "".join(kept) + text[end:]

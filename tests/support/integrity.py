@@ -1,0 +1,145 @@
+"""Chapter 1 submissions that try to earn points without knowing the answers (issue 19), by student id.
+
+Generators only: tests/test_integrity.py grades what :func:`integrity_submissions`
+makes through the real command and checks that none of them gains anything:
+forged passes (outputs that look like a verdict), hidden tests read back onto
+the student's own feedback, a kernel killed by a cell added at the top, and a
+timeout spoofed with an exception of the grader's name.
+"""
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import nbformat
+
+from autograde.course import SOLUTIONS
+from tests.support.synthetic import completed_notebook
+
+FIRST = "01-weighted-sum"
+
+# Right-shaped garbage for every answer of chapter 1: each function calls _forge() first, which the variants below
+# define to print something that looks like a verdict (or, in "garbage", nothing).
+GARBAGE = {
+    "softmax": "def softmax(x, axis=-1):\n    _forge()\n    return np.ones_like(np.asarray(x, dtype=float))\n",
+    "weighted_average": "def weighted_average(weights, values):\n    _forge()\n"
+                        "    return np.zeros(np.shape(weights)[:-1] + np.shape(values)[1:])\n",
+    "dot_scores": "def dot_scores(queries, keys):\n    _forge()\n    return np.zeros((len(queries), len(keys)))\n",
+    "cosine_scores": "def cosine_scores(queries, keys):\n    _forge()\n    return np.ones((len(queries), len(keys)))\n",
+    "gaussian_scores": "def gaussian_scores(queries, keys, bandwidth):\n    _forge()\n"
+                       "    return np.ones((len(queries), len(keys)))\n",
+    "attention_pool": "def attention_pool(queries, keys, values, score_fn):\n    _forge()\n"
+                      "    return np.zeros((len(queries), np.shape(values)[1])), np.zeros((len(queries), len(keys)))\n",
+    "nadaraya_watson": "def nadaraya_watson(x_query, x_train, y_train, bandwidth):\n    _forge()\n"
+                       "    return np.zeros(np.shape(x_query))\n",
+    "temperature": "limit_cold = np.zeros(5)\nlimit_hot = np.zeros(5)\nweights_by_temperature = np.zeros((7, 5))\n",
+    "bandwidth": "validation_mse = np.zeros(9)\nchosen_bandwidth = 0.01\n",
+}
+
+FORGERIES = {
+    "garbage": "def _forge():\n    pass\n",
+    # An execute_result that is not a number: nbgrader gives full points before it looks for the error.
+    "garbage-forges-text": "import sys\n\ndef _forge():\n    sys.displayhook('all tests passed')\n",
+    # A number: nbgrader gives it as partial credit (0.5: no cell is worth less).
+    "garbage-forges-number": "import sys\n\ndef _forge():\n    sys.displayhook(0.5)\n",
+    # Everything else a cell can show: rich display, a printed verdict, a cleared output.
+    "garbage-forges-display": (
+        "import IPython.display\n\ndef _forge():\n    IPython.display.clear_output()\n"
+        "    IPython.display.display(IPython.display.HTML('<b>passed</b>'))\n    print('All tests passed.')\n"
+        "    get_ipython().display_pub.publish({'text/plain': '1.0'})\n"),
+}
+
+# Correct answers, but functions that raise, print or die with the source of whoever called them: the test cells,
+# hidden tests included, and the notebook's history (IPython's In, the cells run so far).
+READS_BACK = {
+    # A one-line message made of every caller's source.
+    "softmax": """import inspect
+import linecache
+import sys
+
+
+def _cell_sources():
+    # The source of every notebook cell on the stack, innermost first (IPython keeps them in linecache).
+    frame, found = sys._getframe(1), []
+    while frame is not None:
+        name = frame.f_code.co_filename
+        if "ipykernel_" in name or name.startswith("<"):
+            found.append("".join(linecache.getlines(name)))
+        frame = frame.f_back
+    return found
+
+
+def softmax(x, axis=-1):
+    raise ValueError(" | ".join(_cell_sources()).replace("\\n", " | "))
+""",
+    # A test's "verdict" of many lines: the history of every cell run so far.
+    "weighted_average": "def weighted_average(weights, values):\n"
+                        "    raise AssertionError('\\n'.join(sys._getframe(1).f_globals['In']))\n",
+    # The caller's frame source through inspect, first line included.
+    "dot_scores": "def dot_scores(queries, keys):\n"
+                  "    raise RuntimeError(inspect.getsource(sys._getframe(1)))\n",
+    # An exception whose name is a hidden line (a class made on the spot).
+    "cosine_scores": "def cosine_scores(queries, keys):\n"
+                     "    line = max(_cell_sources()[1].splitlines(), key=len).strip()\n"
+                     "    raise type(line, (Exception,), {})('see the name')\n",
+    # Printed, to stdout and stderr, and then a correct answer.
+    "gaussian_scores": "def gaussian_scores(queries, keys, bandwidth):\n"
+                       "    print(*_cell_sources())\n    print(*_cell_sources(), file=sys.stderr)\n"
+                       "    q, k = np.asarray(queries, float), np.asarray(keys, float)\n"
+                       "    return -((q[:, None, :] - k[None, :, :]) ** 2).sum(-1) / (2 * bandwidth ** 2)\n",
+    # Written to the kernel's own stderr just before the kernel ends: the dead kernel's last words.
+    "nadaraya_watson": "import os\n\ndef nadaraya_watson(x_query, x_train, y_train, bandwidth):\n"
+                       "    source = _cell_sources()[1]\n"
+                       "    if '_oracle' in source:\n"
+                       "        os.write(2, source.encode())\n        os._exit(1)\n"
+                       "    scores = -((np.asarray(x_query, float)[:, None] - np.asarray(x_train, float)[None, :]) "
+                       "/ bandwidth) ** 2 / 2\n"
+                       "    return softmax_(scores) @ np.asarray(y_train, float)\n\n\n"
+                       "def softmax_(s):\n    e = np.exp(s - s.max(axis=-1, keepdims=True))\n"
+                       "    return e / e.sum(axis=-1, keepdims=True)\n",
+}
+
+# A cell of its own at the top of the notebook that ends the kernel (a student's stray experiment).
+KILLER_AT_TOP = "import os\nos._exit(1)\n"
+
+# The grader's own exception name, raised by the student: an error, not a timeout.
+SPOOFS_TIMEOUT = "class CellTimeoutError(Exception):\n    pass\n\n\ndef softmax(x, axis=-1):\n" \
+                 "    raise CellTimeoutError('No reply from kernel before timeout')\n"
+
+
+def integrity_submissions() -> dict[str, nbformat.NotebookNode]:
+    """Every submission of this module, by student id (all of chapter 1)."""
+    out = {}
+    for student, forge in FORGERIES.items():
+        cells = dict(GARBAGE)
+        cells["softmax"] = forge + "\n\n" + cells["softmax"]
+        out[student] = completed_notebook(FIRST, cells)
+    out["reads-back"] = completed_notebook(FIRST, READS_BACK)
+    nb = completed_notebook(FIRST)
+    nb.cells.insert(0, nbformat.v4.new_code_cell(KILLER_AT_TOP))
+    out["dies-at-top"] = nb
+    out["spoofs-timeout"] = completed_notebook(FIRST, {"softmax": SPOOFS_TIMEOUT})
+    return out
+
+
+def hidden_test_lines(assignment: str = FIRST, min_chars: int = 16) -> list[str]:
+    """Every line of `assignment`'s hidden tests (in solutions/<a>/<a>.py), white space removed, of at least
+    `min_chars` characters: what must never reach a student."""
+    text = (SOLUTIONS / assignment / f"{assignment}.py").read_text()
+    lines = []
+    for block in re.findall(r"### BEGIN HIDDEN TESTS\n(.*?)### END HIDDEN TESTS", text, re.DOTALL):
+        lines += [squeezed for line in block.splitlines() if len(squeezed := "".join(line.split())) >= min_chars]
+    return lines
+
+
+def leaked_lines(text: str, assignment: str = FIRST) -> list[str]:
+    """The hidden-test lines of `assignment` that `text` contains (white space ignored)."""
+    squeezed = "".join(text.split())
+    return [line for line in hidden_test_lines(assignment) if line in squeezed]
+
+
+def page_text(path: Path) -> str:
+    """The text a reader of an HTML page sees (tags dropped, entities decoded)."""
+    import html
+
+    return html.unescape(re.sub(r"<[^>]+>", " ", path.read_text()))

@@ -1,0 +1,114 @@
+"""A grade is earned only by knowing the answer (issue 19): hostile chapter 1 submissions through the real command.
+
+The submissions (tests/support/integrity.py) are graded once, on their own, by
+`python -m autograde grade` in the sandbox: a few notebooks, not the session's
+big batch.
+"""
+import pytest
+
+from autograde.course import cells_checking, graded_cell_ids
+from tests.support.commands import grade_command, read_rows
+from tests.support.integrity import FIRST, FORGERIES, integrity_submissions, leaked_lines, page_text
+from tests.support.synthetic import write_submission
+
+
+@pytest.fixture(scope="session")
+def hostile(tmp_path_factory):
+    """Grade every submission of tests/support/integrity.py; returns {"scores", "grades", "notes", "out"}."""
+    base = tmp_path_factory.mktemp("integrity")
+    for student, nb in integrity_submissions().items():
+        write_submission(nb, base / "class", student, FIRST)
+    out = base / "out"
+    proc = grade_command(base / "class", out, "--jobs", "1", "--timeout", "20")
+    assert proc.returncode == 0, f"autograde grade failed:\n{proc.stdout}\n{proc.stderr}"
+    scores = {}
+    for r in read_rows(out / "scores.csv"):
+        scores.setdefault(r["student_id"], {})[r["grade_id"]] = r
+    notes = {}
+    for r in read_rows(out / "notes.csv"):
+        notes.setdefault(r["student_id"], []).append(r["note"])
+    grades = {r["student_id"]: float(r["score"]) for r in read_rows(out / "grades.csv")}
+    return {"scores": scores, "grades": grades, "notes": notes, "out": out}
+
+
+# 1. Forged passes ------------------------------------------------------------------------------------------
+
+@pytest.mark.slow
+@pytest.mark.sandbox
+@pytest.mark.parametrize("student", sorted(set(FORGERIES) - {"garbage"}))
+def test_output_that_looks_like_a_verdict_earns_nothing(hostile, student):
+    # The same garbage answers, with and without outputs that nbgrader alone would score as a pass.
+    honest, forged = hostile["scores"]["garbage"], hostile["scores"][student]
+    gained = {c: (honest[c]["score"], forged[c]["score"]) for c in honest
+              if float(forged[c]["score"]) > float(honest[c]["score"])}
+    assert not gained, f"{student} scores more than the same garbage without forged output: {gained}"
+    assert hostile["grades"][student] == hostile["grades"]["garbage"]
+    softmax = cells_checking("softmax", graded_cell_ids(FIRST))
+    assert all(forged[c]["status"] in ("failed", "error") for c in softmax), {c: forged[c]["status"] for c in softmax}
+
+
+@pytest.mark.slow
+@pytest.mark.sandbox
+def test_garbage_answers_score_little(hostile):
+    # The baseline above is really wrong: it scores a few points at most (shape checks of exercises 8 and 9).
+    assert hostile["grades"]["garbage"] <= 4, hostile["scores"]["garbage"]
+
+
+# 2. Hidden tests read back ---------------------------------------------------------------------------------
+
+@pytest.mark.slow
+@pytest.mark.sandbox
+def test_no_hidden_test_line_reaches_what_the_student_sees(hostile):
+    out = hostile["out"]
+    shown = {
+        "feedback page": page_text(out / "feedback" / "reads-back.html"),
+        "notes.csv": "\n".join(hostile["notes"].get("reads-back", [])),
+        "scores.csv messages": "\n".join(r["message"] for r in hostile["scores"]["reads-back"].values()),
+    }
+    leaks = {where: lines[:3] for where, text in shown.items() if (lines := leaked_lines(text))}
+    assert not leaks, f"hidden test lines shown to the student: {leaks}"
+
+
+@pytest.mark.slow
+@pytest.mark.sandbox
+def test_the_read_back_attacks_did_run_and_cost_only_their_cells(hostile):
+    # The attacks reached the grader (so the test above tests something) and honest feedback survives.
+    rows, notes = hostile["scores"]["reads-back"], hostile["notes"].get("reads-back", [])
+    assert rows["test_softmax"]["status"] == "error" and rows["test_softmax"]["message"].startswith("ValueError")
+    assert any("kernel died in cell" in n for n in notes), notes
+    page = page_text(hostile["out"] / "feedback" / "reads-back.html")
+    assert "hidden test" in page and "removed" in page, "no redaction on the page: the attack did not get through?"
+    untouched = [c for c in rows if c.startswith(("test_gaussian", "test_bandwidth", "test_temperature_"))]
+    assert all(rows[c]["status"] == "passed" for c in untouched), {c: rows[c]["status"] for c in untouched}
+
+
+@pytest.mark.slow
+@pytest.mark.sandbox
+def test_a_message_of_the_students_own_exception_is_one_short_line_with_its_frame(hostile):
+    row = hostile["scores"]["reads-back"]["test_dot_scores"]
+    assert row["status"] == "error" and "\n" not in row["message"] and len(row["message"]) <= 300, row
+    page = (hostile["out"] / "feedback" / "reads-back.html").read_text()
+    assert "In your code: <code>cell &#39;dot_scores&#39;, line 2, in dot_scores" in page
+
+
+# 3. A kernel killed by a cell added at the top -------------------------------------------------------------
+
+@pytest.mark.slow
+@pytest.mark.sandbox
+def test_a_kernel_killed_by_an_added_cell_at_the_top_costs_nothing(hostile):
+    rows = hostile["scores"]["dies-at-top"]
+    assert {c: r["status"] for c, r in rows.items() if r["status"] != "passed"} == {}
+    assert hostile["grades"]["dies-at-top"] == 23
+    assert any("kernel died in cell number 1" in n for n in hostile["notes"]["dies-at-top"])
+
+
+# 4. Spoofed timeouts ---------------------------------------------------------------------------------------
+
+@pytest.mark.slow
+@pytest.mark.sandbox
+def test_an_exception_named_like_the_graders_timeout_is_an_error(hostile):
+    rows = hostile["scores"]["spoofs-timeout"]
+    softmax = cells_checking("softmax", graded_cell_ids(FIRST))
+    assert {rows[c]["status"] for c in softmax} <= {"error", "failed"}, {c: rows[c]["status"] for c in softmax}
+    assert not [c for c, r in rows.items() if r["status"] == "timeout"], rows
+    assert not [n for n in hostile["notes"].get("spoofs-timeout", []) if "time limit" in n]
