@@ -8,6 +8,12 @@ every test cell, what it checks in words (the cell's description line, see
 full and the line of the student's own code an error came from. It never shows
 test code, so hidden tests stay hidden. The template
 (``templates/feedback.html.j2``) gets this structured and decides the layout.
+
+What a student reads is made readable here: the TeX of the notebook's
+headings and descriptions (``$n^2$``) becomes MathML, which browsers render
+with no script and no network (:func:`maths`), and long floats in messages and
+notes (``0.019999999552965164``) are rounded (:func:`round_floats`). The CSVs
+keep the exact text.
 """
 from __future__ import annotations
 
@@ -17,10 +23,45 @@ from collections import defaultdict
 from collections.abc import Callable
 from pathlib import Path
 
+from markupsafe import Markup, escape
+
 from .classify import CellResult, Status
 from .course import source_notebook
 from .outline import Exercise, outline
 from .pages import render
+
+# Inline maths as the notebooks write it: $...$ (not $$, not an escaped \$; as in pandoc, no space inside the
+# dollars and no digit right after the closing one, so "$5 and $6" is money).
+_INLINE_MATH = re.compile(r"(?<![\\$])\$(?![$\s])(?P<tex>[^$\n]+?)(?<![\\\s])\$(?![$\d])")
+# A decimal number (not part of a word, a version or a longer number), with its exponent if any.
+_DECIMAL = re.compile(r"(?<![\w.])(?P<number>\d+\.\d+(?:[eE][+-]?\d+)?)(?!\w)(?!\.\d)")
+SIGNIFICANT_DIGITS = 6  # long floats are shown at this precision (the tests' own messages print at .6g)
+
+
+def maths(text: str) -> Markup:
+    """`text` escaped for HTML, each inline ``$...$`` formula in it typeset as MathML (left as written if it fails)."""
+    from latex2mathml.converter import convert
+
+    parts, end = [], 0
+    for match in _INLINE_MATH.finditer(text):
+        parts.append(escape(text[end:match.start()]))
+        try:
+            parts.append(Markup(convert(match["tex"].strip())))
+        except Exception:  # TeX the converter does not know: shown as written, never a broken page
+            parts.append(escape(match.group(0)))
+        end = match.end()
+    parts.append(escape(text[end:]))
+    return Markup("").join(parts)
+
+
+def round_floats(text: str) -> str:
+    """`text` with every decimal number of more than :data:`SIGNIFICANT_DIGITS` + 1 significant digits shown with
+    :data:`SIGNIFICANT_DIGITS` (``0.019999999552965164`` → ``0.02``); integers, names and shorter numbers unchanged."""
+    def shorter(match):
+        number = match["number"]
+        digits = re.split(r"[eE]", number)[0].replace(".", "").lstrip("0")
+        return f"{float(number):.{SIGNIFICANT_DIGITS}g}" if len(digits) > SIGNIFICANT_DIGITS + 1 else number
+    return _DECIMAL.sub(shorter, text)
 
 # What a lost point means, addressed to the student (the test's own message follows).
 _WHY = {
@@ -64,19 +105,21 @@ def _exercise(number: str, title: str, rows: list[CellResult], tests: dict) -> d
         message = r.details or r.message
         if r.status is Status.FAILED and message.startswith("AssertionError: "):  # the words are the test's own
             message = message.removeprefix("AssertionError: ")
+        description = test.description if test and test.description else f"Test {r.grade_id}"
         checks.append({
             "grade_id": r.grade_id,
-            "description": test.description if test and test.description else f"Test {r.grade_id}",
+            "description": description, "description_html": maths(description),
             "hidden": bool(test and test.hidden),
             "score": r.score, "max_score": r.max_score, "passed": r.score >= r.max_score,
-            "why": _why(r, message),
-            "message": message if r.status not in (Status.MISSING, Status.PASSED) else "",
+            "why": round_floats(_why(r, message)),
+            "message": round_floats(message) if r.status not in (Status.MISSING, Status.PASSED) else "",
             "where": r.where,
         })
     score, max_score = sum(r.score for r in rows), sum(r.max_score for r in rows)
     heading = f"{number}. {title}" if number else title
-    return {"heading": heading, "anchor": "exercise-" + (number or "other"), "score": score, "max_score": max_score,
-            "lost": max_score - score, "tests": checks, "grade_class": _grade_class(score, max_score)}
+    return {"heading": heading, "heading_html": maths(heading), "anchor": "exercise-" + (number or "other"),
+            "score": score, "max_score": max_score, "lost": max_score - score, "tests": checks,
+            "grade_class": _grade_class(score, max_score)}
 
 
 def _grade_class(score: float, max_score: float) -> str:
@@ -87,9 +130,11 @@ def assignment_context(student: str, assignment: str, rows: list[CellResult], no
                        course_outline: Callable[[str], tuple[str, list[Exercise]]] | None = None) -> dict:
     """What the feedback template shows of one assignment of one student.
 
-    ``{"id", "title", "score", "max_score", "missing", "not_graded" (why, when no check could run), "notes", "exercises": [{"heading", "anchor", "score",
-    "max_score", "lost", "tests": [{"grade_id", "description", "hidden", "score", "max_score", "passed", "why",
-    "message", "where"}]}], "revisit": [the exercises that lost points, most lost first, at most 3]}``.
+    ``{"id", "title", "title_html", "score", "max_score", "missing", "not_graded" (why, when no check could run),
+    "notes", "exercises": [{"heading", "heading_html", "anchor", "score", "max_score", "lost", "tests": [{"grade_id",
+    "description", "description_html", "hidden", "score", "max_score", "passed", "why", "message", "where"}]}],
+    "revisit": [the exercises that lost points, most lost first, at most 3]}``. The ``*_html`` values are the
+    text with its maths typeset (:func:`maths`); messages, reasons and notes have their long floats rounded.
     Test cells the outline does not know (an assignment outside the course) are grouped under "Other tests".
     """
     title, exercises = (course_outline or _course_outline)(assignment)
@@ -108,9 +153,9 @@ def assignment_context(student: str, assignment: str, rows: list[CellResult], no
     outcomes = {(r.status, r.message) for r in rows}
     not_graded = (rows[0].message if len(rows) > 1 and len(outcomes) == 1 and not missing
                   and rows[0].status not in (Status.PASSED, Status.FAILED) else "")
-    return {"id": assignment, "title": title, "score": score, "max_score": max_score,
-            "grade_class": _grade_class(score, max_score), "missing": missing, "not_graded": not_graded,
-            "notes": list(notes), "exercises": sections, "revisit": revisit}
+    return {"id": assignment, "title": title, "title_html": maths(title), "score": score, "max_score": max_score,
+            "grade_class": _grade_class(score, max_score), "missing": missing, "not_graded": round_floats(not_graded),
+            "notes": [round_floats(n) for n in notes], "exercises": sections, "revisit": revisit}
 
 
 def feedback_context(student: str, rows: list[CellResult], notes: dict | None = None, lms_id: str = "",

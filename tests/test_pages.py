@@ -151,3 +151,36 @@ def test_an_undefined_name_is_explained_with_its_likely_cause(monkeypatch):
            CellResult("dan", "01-a", "test_softmax_stability", 2.0, 2.0, Status.PASSED, "")]
     [check, _] = feedback_context("dan", own)["assignments"][0]["exercises"][0]["tests"]
     assert check["why"].startswith("The check could not run: softmax is not defined. Is the cell that defines it done")
+
+
+def test_maths_is_typeset_and_long_floats_are_rounded_on_a_feedback_page(tmp_path):
+    # Chapter 5's exercise headings hold TeX ("$n^2$"); a float32 answer's message holds float noise.
+    assignment = "05-transformer"
+    _, exercises = feedback._course_outline(assignment)
+    with_tex = [e for e in exercises if "$" in e.title]
+    assert with_tex, "no exercise heading of chapter 5 holds maths any more: pick another page for this test"
+    noisy = "AssertionError: the loss is 0.019999999552965164, expected 0.0200001 (row 12345678901, x_1.23456789)"
+    own = [CellResult("eve", assignment, t.grade_id, 0.0, t.points, Status.FAILED, noisy, noisy.split(": ", 1)[1])
+           for e in exercises for t in e.tests]
+    page = write_feedback(own, tmp_path, {("eve", assignment): ["a note about 0.30000000000000004"]})[0].read_text()
+    headings = re.findall(r"<h[23][^>]*>(.*?)</h[23]>", page, re.DOTALL)
+    assert headings and not [h for h in headings if "$" in h], "raw TeX left in a heading"
+    assert "<msup><mi>n</mi><mn>2</mn></msup>" in page, "$n^2$ is not typeset as MathML"
+    assert not re.search(r"https?://(?!www\.w3\.org/1998/Math/MathML)", page), "the page needs the network"
+    text = " ".join(" ".join(parse(page).text).split())
+    assert "0.019999999552965164" not in text and "the loss is 0.02, expected 0.0200001" in text
+    assert "row 12345678901, x_1.23456789" in text, "integers and names must not change"
+    assert "a note about 0.3" in text and "0.30000000000000004" not in text
+
+
+def test_no_raw_tex_is_left_in_any_chapters_headings_or_descriptions(tmp_path):
+    from autograde.course import assignment_ids
+
+    for assignment in assignment_ids():
+        _, exercises = feedback._course_outline(assignment)
+        own = [CellResult("eve", assignment, t.grade_id, 0.0, t.points, Status.FAILED, "AssertionError: x")
+               for e in exercises for t in e.tests]
+        page = write_feedback(own, tmp_path / assignment)[0].read_text()
+        shown = re.findall(r"<h[23][^>]*>(.*?)</h[23]>|<li class=\"lost\">(.*?)<span", page, re.DOTALL)
+        left = [part for found in shown for part in found if "$" in part]
+        assert not left, f"{assignment}: raw TeX left on the feedback page: {left[:3]}"
