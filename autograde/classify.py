@@ -22,7 +22,7 @@ from enum import StrEnum
 
 import nbformat
 
-from .course import source_notebook
+from .course import EXERCISES, source_notebook
 from .execute import Event, events
 from .normalise import first_line
 from .tracebacks import raised_by_student, redact, squeeze, student_frame
@@ -106,12 +106,18 @@ class Graded:
 @functools.cache
 def hidden_test_lines(assignment: str) -> tuple[str, ...]:
     """Every line of `assignment`'s hidden tests (between ``### BEGIN HIDDEN TESTS`` and ``### END HIDDEN TESTS``
-    in solutions/<a>/<a>.py), white space removed, of at least :data:`MIN_HIDDEN_CHARS` characters; () for an
-    assignment the course does not have."""
+    in solutions/<a>/<a>.py), white space removed, of at least :data:`MIN_HIDDEN_CHARS` characters, less those the
+    released notebook shows anyway (``super().__init__()``, code its instructions give); () for an assignment the
+    course does not have."""
     try:
         cells = source_notebook(assignment).cells
     except FileNotFoundError:
         return ()
+    try:
+        released = squeeze("".join(c.source for c in nbformat.read(EXERCISES / assignment / f"{assignment}.ipynb",
+                                                                   as_version=4).cells))
+    except FileNotFoundError:
+        released = ""
     lines, hidden = set(), False
     for cell in cells:
         if cell.cell_type != "code":
@@ -121,7 +127,7 @@ def hidden_test_lines(assignment: str) -> tuple[str, ...]:
                 hidden = True
             elif line.strip().startswith("### END HIDDEN TESTS"):
                 hidden = False
-            elif hidden and len(squeezed := squeeze(line)) >= MIN_HIDDEN_CHARS:
+            elif hidden and len(squeezed := squeeze(line)) >= MIN_HIDDEN_CHARS and squeezed not in released:
                 lines.add(squeezed)
         hidden = False
     return tuple(sorted(lines, key=len, reverse=True))

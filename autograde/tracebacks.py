@@ -14,6 +14,7 @@ the hidden tests it spells out (white space ignored).
 """
 from __future__ import annotations
 
+import os
 import re
 import sysconfig
 import unicodedata
@@ -91,7 +92,7 @@ def _library(path: str) -> bool:
     """Whether `path` is a file of Python's standard library or of an installed package."""
     folders = {sysconfig.get_paths()[k] for k in ("stdlib", "platstdlib", "purelib", "platlib")}
     try:
-        resolved = Path(path).resolve()
+        resolved = Path(os.path.expanduser(path)).resolve()  # (IPython writes the home folder as ~)
     except (OSError, ValueError):
         return False
     return any(resolved.is_relative_to(Path(folder).resolve()) for folder in folders)

@@ -3,8 +3,11 @@ import csv
 
 import nbformat
 import pytest
+from nbgrader.utils import determine_grade
 
 from autograde.classify import (
+    MIN_HIDDEN_CHARS,
+    STUDENT_MESSAGE_CHARS,
     CellResult,
     Graded,
     Status,
@@ -13,10 +16,13 @@ from autograde.classify import (
     classify_cell,
     execution_notes,
     graded_cells,
+    hidden_test_lines,
+    timed_out,
 )
 from autograde.course import assignment_ids
-from autograde.execute import Event, events, record
+from autograde.execute import Event, events, no_verdict, record
 from autograde.outputs import write_csvs
+from autograde.tracebacks import REDACTED, squeeze
 
 FIRST = assignment_ids()[0]
 
@@ -209,3 +215,62 @@ def test_a_status_read_back_as_text_is_the_enum_again():
     with pytest.raises(ValueError):
         CellResult("ann", FIRST, "test_softmax", 0.0, 1.0, "timed out", "no such status")
     assert Graded([row]).keep
+
+
+# Issue 19: only the test's verdict scores, no hidden test is shown, a timeout is what the executor saw ------------
+
+def test_output_that_student_code_shows_inside_a_test_cell_scores_nothing():
+    # nbgrader reads the first execute_result as a grade (text: full points; a number: partial credit) before it
+    # looks for the error; no_verdict leaves the test's own verdict (an error, or none) to decide.
+    def result(text):
+        return nbformat.v4.new_output("execute_result", data={"text/plain": text}, execution_count=3)
+
+    forged = cell(result("'all tests passed'"), error("AssertionError", "rows must sum to 1"))
+    number = cell(result("0.5"), error("AssertionError", "rows must sum to 1"))
+    passing = cell(result("0.5"))
+    assert [determine_grade(c)[0] for c in (forged, number, passing)] == [1.0, 0.5, 0.5]  # nbgrader alone
+    for c in (forged, number, passing):
+        no_verdict(c)
+        assert "execute_result" not in [o.output_type for o in c.outputs]
+        nbformat.validate(nbformat.v4.new_notebook(cells=[c]))
+    assert [determine_grade(c)[0] for c in (forged, number, passing)] == [0, 0, 1.0]
+    assert passing.outputs[0].data == {"text/plain": "0.5"}  # still shown
+
+
+def test_an_exception_named_like_the_graders_timeout_is_an_error_without_a_record():
+    spoofed = cell(error("CellTimeoutError", "No reply from kernel before timeout"))
+    assert classify_cell(spoofed)[0] is Status.ERROR
+    notebook = nbformat.v4.new_notebook(cells=[spoofed])
+    assert not timed_out(notebook) and execution_notes(notebook) == []
+
+
+def test_a_students_own_exception_is_shown_as_one_bounded_line_with_their_frame():
+    cells = graded_cells(FIRST)
+    first = cells[0][0]
+    scores = {g: m for g, m in cells} | {first: 0.0}
+    long = "x" * 1000 + "\nline two\nline three"
+    notebook = executed_notebook({first: ([error("ValueError", long)], {})})
+    answer = cell(grade_id="softmax", solution=True)
+    answer.source, answer.execution_count = "def softmax(x):\n    raise ValueError(the_tests_source())\n", 7
+    notebook.cells.insert(0, answer)
+    notebook.cells[1].outputs[0].traceback = [
+        "Cell In[9], line 1\n----> 1 assert f() == 1\n",
+        "Cell In[7], line 2, in softmax(x)\n----> 2     raise ValueError(the_tests_source())\n", "ValueError: ..."]
+    [row] = [r for r in cell_results("ann", FIRST, notebook, scores) if r.grade_id == first]
+    assert row.details == "x" * STUDENT_MESSAGE_CHARS
+    assert len(row.message) <= len("ValueError: ") + STUDENT_MESSAGE_CHARS and "\n" not in row.message
+    assert row.where == "cell 'softmax', line 2, in softmax: raise ValueError(the_tests_source())"
+
+
+def test_no_line_of_a_hidden_test_is_in_a_row_or_a_note():
+    line = 'expect_close(got, [0.25, 0.0, 0.75], "softmax([0, -inf, log 3]) (a -inf score must get weight exactly 0)", warned=warned)'
+    assert squeeze(line) in hidden_test_lines(FIRST), "the hidden line this test uses is gone: pick another"
+    spaced = "  ".join(line.split(", "))
+    row = CellResult("ann", FIRST, "test_softmax", 0.0, 1.0, Status.ERROR, f"ValueError: {spaced}", f"{line}\nmore")
+    assert squeeze(line) not in squeeze(row.message + row.details) and REDACTED in row.details
+    assert row.details.endswith("\nmore")
+    graded = Graded([row], [f"The kernel died. Its last words: {line}"])
+    assert squeeze(line) not in squeeze(graded.notes[0]) and graded.notes[0].startswith("The kernel died.")
+    # A line of the released notebook is no secret, and very short lines are not redacted.
+    assert "exceptException:" not in hidden_test_lines(FIRST)
+    assert all(len(h) >= MIN_HIDDEN_CHARS for h in hidden_test_lines(FIRST))

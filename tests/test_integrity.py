@@ -19,7 +19,8 @@ def hostile(tmp_path_factory):
     for student, nb in integrity_submissions().items():
         write_submission(nb, base / "class", student, FIRST)
     out = base / "out"
-    proc = grade_command(base / "class", out, "--jobs", "1", "--timeout", "20")
+    # Chapter 1's cells take well under a second; 10 s keeps the real timeout below cheap.
+    proc = grade_command(base / "class", out, "--jobs", "1", "--timeout", "10")
     assert proc.returncode == 0, f"autograde grade failed:\n{proc.stdout}\n{proc.stderr}"
     scores = {}
     for r in read_rows(out / "scores.csv"):
@@ -78,7 +79,7 @@ def test_the_read_back_attacks_did_run_and_cost_only_their_cells(hostile):
     assert any("kernel died in cell" in n for n in notes), notes
     page = page_text(hostile["out"] / "feedback" / "reads-back.html")
     assert "hidden test" in page and "removed" in page, "no redaction on the page: the attack did not get through?"
-    untouched = [c for c in rows if c.startswith(("test_gaussian", "test_bandwidth", "test_temperature_"))]
+    untouched = [c for c in rows if c.startswith(("test_gaussian", "test_temperature_"))]
     assert all(rows[c]["status"] == "passed" for c in untouched), {c: rows[c]["status"] for c in untouched}
 
 
@@ -112,3 +113,12 @@ def test_an_exception_named_like_the_graders_timeout_is_an_error(hostile):
     assert {rows[c]["status"] for c in softmax} <= {"error", "failed"}, {c: rows[c]["status"] for c in softmax}
     assert not [c for c, r in rows.items() if r["status"] == "timeout"], rows
     assert not [n for n in hostile["notes"].get("spoofs-timeout", []) if "time limit" in n]
+
+
+@pytest.mark.slow
+@pytest.mark.sandbox
+def test_a_real_timeout_is_still_recorded_where_the_cell_was_stopped(hostile):
+    # An answer cell that defines a correct function and then loops: stopped at the limit, noted, its tests pass.
+    rows = hostile["scores"]["loops-in-an-answer"]
+    assert {r["status"] for r in rows.values()} == {"passed"}, {c: r["status"] for c, r in rows.items()}
+    assert any("cosine_scores was stopped at the time limit" in n for n in hostile["notes"]["loops-in-an-answer"])

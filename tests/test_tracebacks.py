@@ -1,9 +1,15 @@
-"""Feedback points at the student's own line, never at the grader's or a library's."""
+"""Feedback points at the student's own line, never at the grader's or a library's, and shows no hidden test."""
+import ast
+import sysconfig
+from pathlib import Path
+
 import nbclient
 import nbformat
 import pytest
 
-from autograde.tracebacks import Frame, student_frame
+from autograde.classify import hidden_test_lines
+from autograde.course import assignment_ids, source_notebook
+from autograde.tracebacks import REDACTED, Frame, raised_by_student, redact, squeeze, student_frame
 
 
 def _cell(source, count, nbgrader=None):
@@ -68,3 +74,71 @@ def test_the_frame_is_found_in_what_a_real_kernel_writes():
     nbclient.NotebookClient(nb, allow_errors=True, kernel_name="python3", timeout=60).execute()
     error = next(o for o in nb.cells[3].outputs if o.output_type == "error")
     assert student_frame(nb, error.traceback) == Frame("cell 'softmax'", 3, "return e / e.sum(axis=2)", "softmax")
+
+
+# Whose message it is ----------------------------------------------------------------------------------------
+
+def test_an_exception_raised_in_the_students_cell_is_theirs_even_below_a_library_call():
+    # The student's frame is the innermost cell frame: numpy's frame after it does not make it the test's message.
+    assert raised_by_student(_notebook(), TRACEBACK)
+    own = TRACEBACK[:3] + ["Cell In[3], line 2, in helper(x)\n----> 2     return softmax(x)[0]\n", TRACEBACK[-1]]
+    assert raised_by_student(_notebook(), own)
+    # Code the student made with exec runs in no cell: a frame of "<string>" after the test's frame is theirs too.
+    made = TRACEBACK[:3] + ["File <string>:2, in softmax(x)\n", TRACEBACK[-1]]
+    assert raised_by_student(_notebook(), made)
+
+
+def test_a_tests_own_assertion_or_a_library_called_by_the_test_is_the_tests_message():
+    assert not raised_by_student(_notebook(), TRACEBACK[:3] + [TRACEBACK[-1]])
+    numpy_file = Path(sysconfig.get_paths()["purelib"]) / "numpy" / "_core" / "_methods.py"
+    library = TRACEBACK[4].replace("/venv/lib/python3.11/site-packages/numpy/_core/_methods.py", str(numpy_file))
+    assert not raised_by_student(_notebook(), TRACEBACK[:3] + [library, TRACEBACK[-1]])
+    assert not raised_by_student(_notebook(), ["KernelDied: the kernel died while running this cell"])
+
+
+def test_the_line_shown_is_read_from_the_students_cell_not_from_the_traceback():
+    # Student code can rewrite what the kernel prints for a line (linecache): the cell's own source decides.
+    forged = [TRACEBACK[2], "Cell In[2], line 3, in softmax(x)\n----> 3     expected = [0.25, 0.0, 0.75]  # a test line\n",
+              TRACEBACK[-1]]
+    assert student_frame(_notebook(), forged) == Frame("cell 'softmax'", 3, "return e / e.sum(axis=2)", "softmax")
+
+
+# Redaction --------------------------------------------------------------------------------------------------
+
+HIDDEN = [squeeze('expect_close(got, [0.25, 0.0, 0.75], "softmax([0, -inf, log 3])", warned=warned)'),
+          squeeze("for axis in (-1, 0, 1, 2, 3, -2):")]
+
+
+def test_a_hidden_line_is_removed_however_it_is_spaced_or_split():
+    leaks = [
+        'expect_close(got, [0.25, 0.0, 0.75], "softmax([0, -inf, log 3])", warned=warned)',
+        'x | expect_close(got,[0.25, 0.0, 0.75],\n   "softmax([0, -inf, log 3])",   warned=warned) | y',
+        "f\u200bor axis in (-1, 0,\u00a01, 2, 3, -2):",  # a zero-width space and a no-break space
+    ]
+    for leak in leaks:
+        shown = redact(leak, HIDDEN)
+        assert REDACTED in shown and "0.75" not in shown and "axis in" not in shown, shown
+    assert redact("a | for axis in (-1, 0, 1, 2, 3, -2): | b", HIDDEN) == f"a | {REDACTED} | b"
+
+
+def test_honest_text_is_left_as_it_is():
+    honest = 'softmax([0, -inf, log 3]) is wrong at index (1,): expected 0, got 0.333333 (1 of 3 entries differ).'
+    assert redact(honest, HIDDEN) == honest
+    assert redact("", HIDDEN) == "" and redact(honest, []) == honest
+
+
+@pytest.mark.parametrize("assignment", assignment_ids())
+def test_every_message_a_hidden_test_can_give_survives_redaction(assignment):
+    # The words of the tests' messages are string literals in the hidden lines; a line is redacted only whole, so
+    # no message loses a word. (Each literal here stands for a message, or the start of one.)
+    hidden = hidden_test_lines(assignment)
+    assert hidden, f"{assignment} has no hidden test lines"
+    literals = []
+    for cell in source_notebook(assignment).cells:
+        if cell.metadata.get("nbgrader", {}).get("grade") and cell.cell_type == "code":
+            for node in ast.walk(ast.parse(cell.source)):
+                if isinstance(node, ast.Constant) and isinstance(node.value, str) and len(node.value) > 20:
+                    literals.append(node.value)
+    assert literals
+    changed = [text for text in literals if redact(text, hidden) != text]
+    assert not changed, f"redaction cuts honest messages of {assignment}: {changed[:3]}"

@@ -8,12 +8,13 @@ timeout spoofed with an exception of the grader's name.
 """
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
 import nbformat
 
-from autograde.course import SOLUTIONS
+from autograde.course import EXERCISES, SOLUTIONS
 from tests.support.synthetic import completed_notebook
 
 FIRST = "01-weighted-sum"
@@ -102,6 +103,9 @@ def softmax(x, axis=-1):
 # A cell of its own at the top of the notebook that ends the kernel (a student's stray experiment).
 KILLER_AT_TOP = "import os\nos._exit(1)\n"
 
+# A real timeout, for contrast: a correct answer cell that then loops forever is stopped at the time limit.
+LOOPS = "while True:\n    pass\n"
+
 # The grader's own exception name, raised by the student: an error, not a timeout.
 SPOOFS_TIMEOUT = "class CellTimeoutError(Exception):\n    pass\n\n\ndef softmax(x, axis=-1):\n" \
                  "    raise CellTimeoutError('No reply from kernel before timeout')\n"
@@ -119,16 +123,22 @@ def integrity_submissions() -> dict[str, nbformat.NotebookNode]:
     nb.cells.insert(0, nbformat.v4.new_code_cell(KILLER_AT_TOP))
     out["dies-at-top"] = nb
     out["spoofs-timeout"] = completed_notebook(FIRST, {"softmax": SPOOFS_TIMEOUT})
+    nb = completed_notebook(FIRST)
+    answer = next(c for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade_id") == "cosine_scores")
+    answer.source += "\n\n" + LOOPS
+    out["loops-in-an-answer"] = nb
     return out
 
 
 def hidden_test_lines(assignment: str = FIRST, min_chars: int = 16) -> list[str]:
     """Every line of `assignment`'s hidden tests (in solutions/<a>/<a>.py), white space removed, of at least
-    `min_chars` characters: what must never reach a student."""
+    `min_chars` characters, that the released notebook does not show anyway: what must never reach a student."""
     text = (SOLUTIONS / assignment / f"{assignment}.py").read_text()
+    released = "".join((EXERCISES / assignment / f"{assignment}.ipynb").read_text().split())
     lines = []
     for block in re.findall(r"### BEGIN HIDDEN TESTS\n(.*?)### END HIDDEN TESTS", text, re.DOTALL):
-        lines += [squeezed for line in block.splitlines() if len(squeezed := "".join(line.split())) >= min_chars]
+        lines += [squeezed for line in block.splitlines()
+                  if len(squeezed := "".join(line.split())) >= min_chars and json.dumps(squeezed)[1:-1] not in released]
     return lines
 
 
