@@ -4,6 +4,9 @@ The submissions (tests/support/integrity.py) are graded once, on their own, by
 `python -m autograde grade` in the sandbox: a few notebooks, not the session's
 big batch.
 """
+import html
+import re
+
 import pytest
 
 from autograde.course import cells_checking, graded_cell_ids
@@ -90,6 +93,9 @@ def test_a_message_of_the_students_own_exception_is_one_short_line_with_its_fram
     assert row["status"] == "error" and "\n" not in row["message"] and len(row["message"]) <= 300, row
     page = (hostile["out"] / "feedback" / "reads-back.html").read_text()
     assert "In your code: <code>cell &#39;dot_scores&#39;, line 2, in dot_scores" in page
+    # Every message on this page comes from an exception the student's code raised: one line each, bounded.
+    messages = [html.unescape(m) for m in re.findall(r"<pre>(.*?)</pre>", page, re.DOTALL)]
+    assert messages and not [m for m in messages if "\n" in m.strip() or len(m) > 300], messages[:2]
 
 
 # 3. A kernel killed by a cell added at the top -------------------------------------------------------------
