@@ -7,7 +7,7 @@ read from that record and from the type of the exception a cell raised, never
 from text the grader wrote into an output.
 
 Nothing a student is shown carries a line of the hidden tests: every message
-and note is redacted against them (:func:`hidden_test_lines`,
+and note is redacted against them (:func:`hidden_tests`,
 :func:`autograde.tracebacks.redact`) when a :class:`CellResult` or a
 :class:`Graded` is made, and the message of an exception the student's own
 code raised is cut to its first line (:data:`STUDENT_MESSAGE_CHARS` characters
@@ -25,7 +25,7 @@ import nbformat
 from .course import EXERCISES, source_notebook
 from .execute import Event, events
 from .normalise import first_line
-from .tracebacks import raised_by_student, redact, squeeze, student_frame
+from .tracebacks import Hidden, raised_by_student, redact, squeeze, student_frame
 
 # The message of an exception raised by the student's own code: its first line, at most this long.
 STUDENT_MESSAGE_CHARS = 300
@@ -34,6 +34,7 @@ TEST_MESSAGE_CHARS = 3000
 # Hidden-test lines shorter than this (white space removed) are not redacted: ")", "else:", "import torch" tell
 # nothing, and would cut words out of honest messages.
 MIN_HIDDEN_CHARS = 12
+NOTHING_HIDDEN = Hidden()
 
 
 class Status(StrEnum):
@@ -85,7 +86,7 @@ class CellResult:
 
     def __post_init__(self):
         self.status = Status(self.status)  # (rows read back from the cache hold the status as text)
-        hidden = hidden_test_lines(self.assignment)
+        hidden = hidden_tests(self.assignment)
         self.message, self.details = redact(self.message, hidden), redact(self.details, hidden)
 
 
@@ -99,26 +100,26 @@ class Graded:
 
     def __post_init__(self):
         # Notes quote what the kernel said (a dead kernel's last words) and names student code chose.
-        hidden = [line for a in sorted({r.assignment for r in self.rows}) for line in hidden_test_lines(a)]
-        self.notes = [redact(note, hidden) for note in self.notes]
+        for assignment in sorted({r.assignment for r in self.rows}):
+            self.notes = [redact(note, hidden_tests(assignment)) for note in self.notes]
 
 
 @functools.cache
-def hidden_test_lines(assignment: str) -> tuple[str, ...]:
-    """Every line of `assignment`'s hidden tests (between ``### BEGIN HIDDEN TESTS`` and ``### END HIDDEN TESTS``
-    in solutions/<a>/<a>.py), white space removed, of at least :data:`MIN_HIDDEN_CHARS` characters, less those the
-    released notebook shows anyway (``super().__init__()``, code its instructions give); () for an assignment the
-    course does not have."""
+def hidden_tests(assignment: str) -> Hidden:
+    """What of `assignment`'s hidden tests (between ``### BEGIN HIDDEN TESTS`` and ``### END HIDDEN TESTS`` in
+    solutions/<a>/<a>.py) no student may be shown: its lines of at least :data:`MIN_HIDDEN_CHARS` characters (white
+    space removed) and windows of its code (:class:`autograde.tracebacks.Hidden`), less what the released notebook
+    shows anyway (``super().__init__()``, code its instructions give); nothing for an assignment the course lacks."""
     try:
         cells = source_notebook(assignment).cells
     except FileNotFoundError:
-        return ()
+        return Hidden()
     try:
         released = squeeze("".join(c.source for c in nbformat.read(EXERCISES / assignment / f"{assignment}.ipynb",
                                                                    as_version=4).cells))
     except FileNotFoundError:
         released = ""
-    lines, hidden = set(), False
+    lines, hidden = [], False
     for cell in cells:
         if cell.cell_type != "code":
             continue
@@ -127,10 +128,15 @@ def hidden_test_lines(assignment: str) -> tuple[str, ...]:
                 hidden = True
             elif line.strip().startswith("### END HIDDEN TESTS"):
                 hidden = False
-            elif hidden and len(squeezed := squeeze(line)) >= MIN_HIDDEN_CHARS and squeezed not in released:
-                lines.add(squeezed)
+            elif hidden:
+                lines.append(line)
         hidden = False
-    return tuple(sorted(lines, key=len, reverse=True))
+    return Hidden.of(lines, released, MIN_HIDDEN_CHARS)
+
+
+def hidden_test_lines(assignment: str) -> tuple[str, ...]:
+    """The whole lines of :func:`hidden_tests`, white space removed, longest first."""
+    return hidden_tests(assignment).lines
 
 
 @functools.cache
@@ -151,7 +157,7 @@ def timed_out(notebook) -> bool:
     return any(Event.TIMED_OUT in events(c) for c in notebook.cells)
 
 
-def _shown(value: str, by_student: bool, hidden: tuple[str, ...]) -> str:
+def _shown(value: str, by_student: bool, hidden: Hidden) -> str:
     """An exception's message as a student may see it: redacted, then cut (to its first line if the student's)."""
     value = redact(str(value).strip(), hidden)
     if by_student:
@@ -163,13 +169,13 @@ def _first_error(cell):
     return next((o for o in cell.get("outputs", []) if o.get("output_type") == "error"), None)
 
 
-def error_details(cell, notebook: nbformat.NotebookNode | None = None, hidden: tuple[str, ...] = ()) -> tuple[str, str]:
+def error_details(cell, notebook: nbformat.NotebookNode | None = None, hidden: Hidden = NOTHING_HIDDEN) -> tuple[str, str]:
     """(the message, the student's own frame) of the first exception an executed cell shows; ("", "") if none.
 
     A test's own message is shown in full (at most :data:`TEST_MESSAGE_CHARS`
     characters); the message of an exception the student's code raised, only
     its first line (at most :data:`STUDENT_MESSAGE_CHARS`). Either is redacted
-    against `hidden` (:func:`hidden_test_lines`). The frame is the last one in a
+    against `hidden` (:func:`hidden_tests`). The frame is the last one in a
     cell the student wrote (:mod:`autograde.tracebacks`); the frame, and whose
     the exception is, are known only when `notebook`, the executed notebook, is
     given (without it, the message counts as the student's).
@@ -183,7 +189,7 @@ def error_details(cell, notebook: nbformat.NotebookNode | None = None, hidden: t
     return _shown(output.get("evalue", ""), by_student, hidden), str(frame) if frame else ""
 
 
-def classify_cell(cell, notebook_timed_out: bool = False, hidden: tuple[str, ...] = ()) -> tuple[Status, str] | None:
+def classify_cell(cell, notebook_timed_out: bool = False, hidden: Hidden = NOTHING_HIDDEN) -> tuple[Status, str] | None:
     """(status, message) for an executed test cell that did not earn its points; None if it shows no failure.
 
     What the execute step recorded decides first; then the first exception the
@@ -229,7 +235,7 @@ def cell_results(student: str, assignment: str, executed: nbformat.NotebookNode,
     """
     by_id = {c.metadata.get("nbgrader", {}).get("grade_id"): c for c in executed.cells}
     notebook_timed_out = timed_out(executed)
-    hidden = hidden_test_lines(assignment)
+    hidden = hidden_tests(assignment)
     rows = []
     for grade_id, max_score in graded_cells(assignment):
         if grade_id not in scores:

@@ -128,23 +128,56 @@ def squeeze(text: str) -> str:
     return "".join(ch for ch in text if unicodedata.category(ch)[0] not in "ZC")
 
 
-def redact(text: str, hidden: Iterable[str]) -> str:
-    """`text` with every stretch that spells one of the `hidden` lines (given squeezed) replaced by :data:`REDACTED`.
+WINDOW = 32  # characters (white space removed) of a hidden test's code that are never shown, wherever they stand
+# A string literal on one line (its quotes included): the words of a test's messages, which are no secret.
+_STRING = re.compile(r"\"(?:\\.|[^\"\\])*\"|'(?:\\.|[^'\\])*'")
+
+
+@dataclass(frozen=True)
+class Hidden:
+    """What of the hidden tests no student may be shown, white space removed: whole lines, and every stretch of
+    :data:`WINDOW` characters of their code (outside string literals), which finds a line cut short too."""
+
+    lines: tuple[str, ...] = ()
+    windows: frozenset[str] = frozenset()
+
+    @classmethod
+    def of(cls, lines: Iterable[str], visible: str = "", min_chars: int = 12) -> Hidden:
+        """The secrets of hidden-test source `lines`: those of at least `min_chars` characters (white space
+        removed), and their code's windows, less what `visible` (the released notebook, squeezed) shows anyway."""
+        whole, windows = set(), set()
+        for line in lines:
+            squeezed = squeeze(line)
+            if len(squeezed) >= min_chars and squeezed not in visible:
+                whole.add(squeezed)
+            for segment in map(squeeze, _STRING.split(line)):
+                windows.update(w for i in range(len(segment) - WINDOW + 1)
+                               if (w := segment[i:i + WINDOW]) not in visible)
+        return cls(tuple(sorted(whole, key=len, reverse=True)), frozenset(windows))
+
+
+def redact(text: str, hidden: Hidden | Iterable[str]) -> str:
+    """`text` with every stretch that spells a hidden line, or :data:`WINDOW` characters of a hidden test's code,
+    replaced by :data:`REDACTED`. `hidden` is a :class:`Hidden` or squeezed lines.
 
     White space and invisible characters are ignored both ways, so a line
     reindented, split over several lines or spaced out is found too.
     """
-    hidden = [line for line in hidden if line]
-    if not text or not hidden:
+    if not isinstance(hidden, Hidden):
+        hidden = Hidden(tuple(line for line in hidden if line))
+    if not text or not (hidden.lines or hidden.windows):
         return text
     positions = [i for i, ch in enumerate(text) if unicodedata.category(ch)[0] not in "ZC"]
     squeezed = "".join(text[i] for i in positions)
     spans = []
-    for line in hidden:
+    for line in hidden.lines:
         start = squeezed.find(line)
         while start != -1:
             spans.append((positions[start], positions[start + len(line) - 1] + 1))
             start = squeezed.find(line, start + 1)
+    if hidden.windows:
+        spans += [(positions[i], positions[i + WINDOW - 1] + 1) for i in range(len(squeezed) - WINDOW + 1)
+                  if squeezed[i:i + WINDOW] in hidden.windows]
     if not spans:
         return text
     kept, end = [], 0

@@ -9,7 +9,7 @@ import pytest
 
 from autograde.classify import hidden_test_lines
 from autograde.course import assignment_ids, source_notebook
-from autograde.tracebacks import REDACTED, Frame, raised_by_student, redact, squeeze, student_frame
+from autograde.tracebacks import REDACTED, Frame, Hidden, raised_by_student, redact, squeeze, student_frame
 
 
 def _cell(source, count, nbgrader=None):
@@ -142,3 +142,15 @@ def test_every_message_a_hidden_test_can_give_survives_redaction(assignment):
     assert literals
     changed = [text for text in literals if redact(text, hidden) != text]
     assert not changed, f"redaction cuts honest messages of {assignment}: {changed[:3]}"
+
+
+def test_a_hidden_line_cut_short_is_removed_by_its_code_but_its_message_words_are_not():
+    line = 'oracle = np.array([[q[i] @ k[j] / np.sqrt((q[i] @ q[i]) * (k[j] @ k[j])) for j in range(6)] for i in range(4)])'
+    message = 'expect_close(scaled, oracle, "cosine_scores after scaling each query and key by a positive number")'
+    hidden = Hidden.of([line, message])
+    cut = line[:-5]  # the whole line is no longer there, only most of it
+    assert REDACTED in redact(f"x {cut} y", hidden) and "np.sqrt" not in redact(f"x {cut} y", hidden)
+    assert redact(f"x {cut} y", Hidden(hidden.lines)) == f"x {cut} y"  # (whole lines alone would miss it)
+    honest = "cosine_scores after scaling each query and key by a positive number is wrong at index (0, 1)"
+    assert redact(honest, hidden) == honest
+    assert not Hidden.of([line], visible=squeeze(line)).windows, "code the released notebook shows is no secret"
