@@ -129,14 +129,16 @@ def squeeze(text: str) -> str:
 
 
 WINDOW = 32  # characters (white space removed) of a hidden test's code that are never shown, wherever they stand
-# A string literal on one line (its quotes included): the words of a test's messages, which are no secret.
+# A string literal on one line (its quotes included).
+_WORD = re.compile(r"\w+")
 _STRING = re.compile(r"\"(?:\\.|[^\"\\])*\"|'(?:\\.|[^'\\])*'")
 
 
 @dataclass(frozen=True)
 class Hidden:
     """What of the hidden tests no student may be shown, white space removed: whole lines, and every stretch of
-    :data:`WINDOW` characters of their code (outside string literals), which finds a line cut short too."""
+    :data:`WINDOW` characters of their code, which finds a line cut short too. The words of the tests' messages
+    (string literals with spaces) are left out of the stretches, so that the messages survive."""
 
     lines: tuple[str, ...] = ()
     windows: frozenset[str] = frozenset()
@@ -150,9 +152,12 @@ class Hidden:
             squeezed = squeeze(line)
             if len(squeezed) >= min_chars and squeezed not in visible:
                 whole.add(squeezed)
-            for segment in map(squeeze, _STRING.split(line)):
+            # A literal with spaces is prose, the words of a message; one without ("softmax", "float32") is code.
+            code = _STRING.sub(lambda m: "\0" if re.search(r"\s", m.group(0)) else m.group(0), line)
+            for segment in map(squeeze, code.split("\0")):
+                # (A stretch inside one long name is no secret: an honest NameError names it.)
                 windows.update(w for i in range(len(segment) - WINDOW + 1)
-                               if (w := segment[i:i + WINDOW]) not in visible)
+                               if not _WORD.fullmatch(w := segment[i:i + WINDOW]) and w not in visible)
         return cls(tuple(sorted(whole, key=len, reverse=True)), frozenset(windows))
 
 

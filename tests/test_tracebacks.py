@@ -7,7 +7,7 @@ import nbclient
 import nbformat
 import pytest
 
-from autograde.classify import hidden_test_lines
+from autograde.classify import hidden_test_lines, hidden_tests
 from autograde.course import assignment_ids, source_notebook
 from autograde.tracebacks import REDACTED, Frame, Hidden, raised_by_student, redact, squeeze, student_frame
 
@@ -154,3 +154,14 @@ def test_a_hidden_line_cut_short_is_removed_by_its_code_but_its_message_words_ar
     honest = "cosine_scores after scaling each query and key by a positive number is wrong at index (0, 1)"
     assert redact(honest, hidden) == honest
     assert not Hidden.of([line], visible=squeeze(line)).windows, "code the released notebook shows is no secret"
+
+
+@pytest.mark.parametrize("assignment", assignment_ids())
+def test_an_honest_error_naming_any_name_of_the_hidden_tests_survives_redaction(assignment):
+    # A NameError or AttributeError names a name that the hidden code uses too (sinusoidal_positional_encoding).
+    hidden = hidden_tests(assignment)
+    names = {node.id for cell in source_notebook(assignment).cells if cell.cell_type == "code"
+             for node in ast.walk(ast.parse(cell.source)) if isinstance(node, ast.Name)}
+    messages = [f"name '{n}' is not defined" for n in names] + [f"'Tensor' object has no attribute '{n}'" for n in names]
+    changed = [m for m in messages if redact(m, hidden) != m]
+    assert not changed, changed[:3]
