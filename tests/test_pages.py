@@ -1,7 +1,10 @@
 """Unit tests of the feedback page and the report (no kernel): from rows to HTML, escaped, and readable offline."""
 import re
+import shutil
 from html.parser import HTMLParser
+from pathlib import Path
 
+import pytest
 from markupsafe import escape
 
 from autograde import feedback
@@ -184,3 +187,37 @@ def test_no_raw_tex_is_left_in_any_chapters_headings_or_descriptions(tmp_path):
         shown = re.findall(r"<h[23][^>]*>(.*?)</h[23]>|<li class=\"lost\">(.*?)<span", page, re.DOTALL)
         left = [part for found in shown for part in found if "$" in part]
         assert not left, f"{assignment}: raw TeX left on the feedback page: {left[:3]}"
+
+
+@pytest.mark.browser
+def test_chromium_typesets_the_maths_of_a_feedback_page_offline(tmp_path):
+    # MathML Core is rendered by Chromium itself: no script, no font download, no network.
+    from playwright.sync_api import sync_playwright
+
+    chromium = shutil.which("chromium") or "/usr/bin/chromium"
+    assert Path(chromium).is_file(), f"no chromium at {chromium}: apt-get install chromium (.ci/run does)"
+    assignment = "05-transformer"
+    _, exercises = feedback._course_outline(assignment)
+    own = [CellResult("eve", assignment, t.grade_id, 0.0, t.points, Status.FAILED, "AssertionError: x")
+           for e in exercises for t in e.tests]
+    page_path = write_feedback(own, tmp_path)[0]
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=chromium)
+        try:
+            page = browser.new_page()
+            requests = []
+            page.on("request", lambda r: requests.append(r.url) if not r.url.startswith("file:") else None)
+            page.goto(page_path.as_uri())
+            facts = page.evaluate("""() => {
+                const h = [...document.querySelectorAll('h3')].find(e => e.querySelector('math'));
+                const m = h && h.querySelector('math msup');
+                const box = m ? m.getBoundingClientRect() : null;
+                return {heading: h ? h.textContent : null, width: box ? box.width : 0, height: box ? box.height : 0,
+                        display: m ? getComputedStyle(m).display : null};
+            }""")
+        finally:
+            browser.close()
+    assert facts["heading"] and "$" not in facts["heading"], facts
+    assert facts["width"] > 0 and facts["height"] > 0, f"the formula takes no room: not typeset ({facts})"
+    assert facts["display"] == "block math", f"Chromium does not lay the formula out as MathML ({facts})"
+    assert requests == [], f"the page asked the network for {requests}"
