@@ -39,6 +39,7 @@ connection file, ``kernel.log`` (the kernel's stdout and stderr) and
 """
 from __future__ import annotations
 
+import functools
 import json
 import os
 import resource
@@ -52,8 +53,8 @@ from pathlib import Path
 # System directories the kernel may read; missing ones are skipped.
 SYSTEM_DIRS = ["/usr", "/bin", "/sbin", "/lib", "/lib64", "/lib32", "/libx32", "/etc/alternatives", "/etc/fonts",
                "/etc/ssl/certs"]
-SYSTEM_FILES = ["/etc/ld.so.cache", "/etc/localtime", "/etc/nsswitch.conf", "/etc/passwd", "/etc/group", "/etc/hosts",
-                "/etc/mime.types"]
+# (Not /etc/passwd and /etc/group: the sandbox gets its own, naming only its user, root and nobody.)
+SYSTEM_FILES = ["/etc/ld.so.cache", "/etc/localtime", "/etc/nsswitch.conf", "/etc/hosts", "/etc/mime.types"]
 SANDBOX_UID = 1000  # the kernel's user id inside an unprivileged sandbox (the grader's user outside)
 # When the grader is root, each sandbox runs as a user id of its own: this plus the launcher's pid (pid_max is at
 # most 2**22), below 2**31 and above the ranges container tools hand out.
@@ -63,20 +64,36 @@ KERNEL_IPC = "/tmp/.ipc/kernel"  # the kernel's sockets (ipc transport) inside t
 HOME = "/tmp/home"  # the kernel's home and working folder inside the sandbox
 
 # The sandbox's first process, as root only until it drops to the sandbox's user: set the process limit there,
-# where it counts the sandbox's own processes, make home and the socket folder, then start the kernel.
+# where it counts the sandbox's own processes, make home and the socket folder, then start the kernel. Where
+# bubblewrap's --disable-userns cannot be used (the grader is root: bubblewrap's user namespace would map the
+# sandbox to root outside), it does what that option does: it enters a user namespace of its own, as the sandbox's
+# user and mapped to it, whose limit of nested user namespaces is 0; the kernel, not root there, cannot raise it.
 INNER = """\
-import os, resource, sys
-uid, processes, home, ipc = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3], sys.argv[4]
+import ctypes, os, resource, sys
+uid, processes, home, ipc, no_userns = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3], sys.argv[4], sys.argv[5] == "1"
 if os.getuid() == 0:
     os.setgroups([])
     os.setresgid(uid, uid, uid)
     os.setresuid(uid, uid, uid)
+if no_userns:
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.prctl(4, 1, 0, 0, 0)  # PR_SET_DUMPABLE: changing user made /proc/self root's, and its maps unwritable
+    # If this user may not make a user namespace (EPERM, ENOSPC), student code, with no more rights, may not either.
+    if libc.unshare(0x10000000) == 0:  # CLONE_NEWUSER
+        for name, text in (("setgroups", "deny"), ("uid_map", f"{uid} {uid} 1"), ("gid_map", f"{uid} {uid} 1")):
+            with open(f"/proc/self/{name}", "w") as f:
+                f.write(text)
+        with open("/proc/sys/user/max_user_namespaces", "w") as f:
+            f.write("0")
+        with open("/proc/sys/user/max_user_namespaces") as f:  # as --assert-userns-disabled: never go on unsure
+            if f.read().strip() != "0":
+                sys.exit("the sandbox could not disable user namespaces")
 if processes > 0:
     resource.setrlimit(resource.RLIMIT_NPROC, (processes, processes))
 for folder in (home, ipc):
     os.makedirs(folder, exist_ok=True)
 os.chdir(home)
-os.execv(sys.argv[5], sys.argv[5:])
+os.execv(sys.argv[6], sys.argv[6:])
 """
 
 
@@ -112,6 +129,24 @@ def _ancestors(paths: list[str]) -> list[str]:
                   key=lambda d: d.count("/"))
 
 
+@functools.cache
+def supports(option: str) -> bool:
+    """Whether the installed bubblewrap knows `option` (per its --help)."""
+    try:
+        found = subprocess.run([shutil.which("bwrap") or "bwrap", "--help"], capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.SubprocessError):
+        return False
+    return option in found.stdout + found.stderr
+
+
+def account_files(uid: int) -> dict[str, str]:
+    """The sandbox's /etc/passwd and /etc/group: its own user (``student``, `uid`), root and nobody, nothing else."""
+    return {"passwd": f"root:x:0:0:root:/root:/usr/sbin/nologin\n"
+                      f"nobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n"
+                      f"student:x:{uid}:{uid}:student:{HOME}:/bin/sh\n",
+            "group": f"root:x:0:\nnogroup:x:65534:\nstudent:x:{uid}:\n"}
+
+
 def bwrap_command(scratch: str, command: list[str], threads: str = "1", processes: int = 0, disk_mib: int = 0,
                   connection: str | None = None, info_fd: int | None = None) -> list[str]:
     """The bwrap command line that runs `command` with nothing of the grader visible and nothing on its disk writable.
@@ -130,13 +165,20 @@ def bwrap_command(scratch: str, command: list[str], threads: str = "1", processe
     args = [bwrap, "--die-with-parent", "--clearenv"]
     if os.geteuid() == 0:
         # Privileged: no user namespace (in one, the kernel would still be root outside and escape RLIMIT_NPROC);
-        # INNER drops to the sandbox's own user with these two capabilities, which setresuid then clears.
+        # INNER drops to the sandbox's own user with these two capabilities, which setresuid then clears, and
+        # disables nested user namespaces itself (bubblewrap's --disable-userns needs its --unshare-user).
         args += ["--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts", "--unshare-cgroup-try",
                  "--cap-drop", "ALL", "--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID"]
         uid = SANDBOX_UID_BASE + os.getpid()
+        inner_disables_userns = True
     else:
         args += ["--unshare-all", "--cap-drop", "ALL", "--uid", str(SANDBOX_UID), "--gid", str(SANDBOX_UID)]
         uid = SANDBOX_UID
+        # Student code must not make user namespaces of its own (root there: mounts, and much of the kernel's
+        # attack surface). bubblewrap >= 0.8 does it; an older one leaves it to INNER, which can do the same.
+        inner_disables_userns = not supports("--disable-userns")
+        if not inner_disables_userns:
+            args += ["--unshare-user", "--disable-userns", "--assert-userns-disabled"]
     # /tmp first: what is bound later (Python in a virtual environment under /tmp, the connection file) may lie
     # under /tmp and must not be covered by it.
     args += ["--proc", "/proc", "--dev", "/dev"]
@@ -147,6 +189,13 @@ def bwrap_command(scratch: str, command: list[str], threads: str = "1", processe
     binds += [(os.path.realpath(d), d) for d in python_dirs() if d not in SYSTEM_DIRS]
     if connection is not None:
         binds.append((connection, connection))
+    # The host's users and groups are none of the sandbox's business: its own files name only its user.
+    for name, text in account_files(uid).items():
+        path = os.path.join(scratch, name)
+        with open(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644), "w") as f:
+            f.write(text)
+        os.chmod(path, 0o644)  # (whatever the umask: the sandbox's user reads it)
+        binds.append((path, f"/etc/{name}"))
     # Folders bubblewrap creates on the way to a bound path would be root's and closed (0700) to the sandbox's user.
     for folder in _ancestors([dest for _, dest in binds]):
         args += ["--perms", "0755", "--dir", folder]
@@ -162,7 +211,7 @@ def bwrap_command(scratch: str, command: list[str], threads: str = "1", processe
     for name, value in env.items():
         args += ["--setenv", name, value]
     inner = [sys.executable, "-I", "-S", "-c", INNER, str(uid), str(process_limit(processes, threads)), HOME,
-             os.path.dirname(KERNEL_IPC)]
+             os.path.dirname(KERNEL_IPC), "1" if inner_disables_userns else "0"]
     return args + ["--"] + inner + command
 
 
