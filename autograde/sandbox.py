@@ -215,14 +215,43 @@ def bwrap_command(scratch: str, command: list[str], threads: str = "1", processe
     return args + ["--"] + inner + command
 
 
+def readable_folders() -> list[str]:
+    """The folders student code can read in the sandbox (the system's and this Python's), as real paths."""
+    found = [d for d in SYSTEM_DIRS if os.path.isdir(d)] + python_dirs()
+    return sorted({os.path.realpath(d) for d in found} | {os.path.normpath(d) for d in found})
+
+
+def exposed(paths: dict[str, Path], readable: list[str] | None = None) -> str | None:
+    """None if none of `paths` (what it is -> path) lies in a folder the sandbox can read, else the problem in words.
+
+    The grader's own files (the repository with the solutions and hidden tests,
+    the submissions, the grades in --out) must not be there: student code could read them.
+    """
+    readable = readable_folders() if readable is None else readable
+    for what, path in paths.items():
+        for form in dict.fromkeys([os.path.normpath(os.path.abspath(path)), os.path.realpath(path)]):
+            for folder in readable:
+                if form == folder or form.startswith(folder.rstrip("/") + "/"):
+                    return (f"{path} ({what}) is inside {folder}, which the sandbox lets student code read: "
+                            f"it could read {what}. Move {path} out of {folder}.")
+    return None
+
+
 def prepare_scratch(scratch: str) -> None:
     """Create the home and /tmp folders of an unsandboxed kernel inside `scratch`."""
     for sub in ("home", "tmp", os.path.join("home", ".config", "matplotlib")):
         os.makedirs(os.path.join(scratch, sub), exist_ok=True)
 
 
-def check_sandbox() -> str | None:
-    """None if kernels can be sandboxed here, else why not (in words an instructor can act on)."""
+def check_sandbox(protected: dict[str, Path] | None = None) -> str | None:
+    """None if kernels can be sandboxed here, else why not (in words an instructor can act on).
+
+    `protected` (what it is -> path) names the grader's files, which must lie
+    outside every folder the sandbox can read (:func:`exposed`).
+    """
+    problem = exposed(protected or {})
+    if problem is not None:
+        return problem
     if shutil.which("bwrap") is None:
         return ("bubblewrap is not installed, so student code cannot be sandboxed. Install it "
                 "(Debian/Ubuntu: apt-get install bubblewrap) or pass --no-sandbox to grade without isolation "
