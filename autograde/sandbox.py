@@ -279,6 +279,114 @@ def sandbox_pid(scratch: str) -> int | None:
         return None
 
 
+def _own_memory_cgroup() -> tuple[str, int] | tuple[None, str]:
+    """This process's cgroup that governs memory, as (folder, cgroup version), or (None, why there is none).
+
+    cgroup v2 where its memory controller is on, else v1's memory hierarchy
+    (hybrid set-ups such as this container's have memory only there).
+    """
+    try:
+        lines = Path("/proc/self/cgroup").read_text().splitlines()
+        mounts = [line.split(" - ") for line in Path("/proc/self/mountinfo").read_text().splitlines() if " - " in line]
+    except OSError as e:
+        return None, f"cannot read this process's cgroups ({e})"
+    v2, v1 = None, {}  # this process's cgroup v2, and its v1 cgroup of each controller
+    for line in lines:
+        number, controllers, path = line.split(":", 2)
+        if number == "0" and not controllers:
+            v2 = path
+        else:
+            v1.update((c, path) for c in controllers.split(","))
+    for version in (2, 1):
+        for before, after in mounts:
+            fields, (fstype, _, options) = before.split(), after.split()[:3]
+            root, point = fields[3], fields[4]
+            if version == 2 and fstype == "cgroup2" and v2 is not None:
+                path = v2
+            elif version == 1 and fstype == "cgroup" and "memory" in options.split(",") and "memory" in v1:
+                path = v1["memory"]
+            else:
+                continue
+            if root != "/" and not (path == root or path.startswith(root + "/")):
+                continue  # (a cgroup namespace's view that does not hold this process's cgroup)
+            relative = os.path.relpath(path, root)
+            folder = point if relative == "." else os.path.join(point, relative)
+            if version == 2 and "memory" not in Path(folder, "cgroup.controllers").read_text().split():
+                continue
+            return os.path.normpath(folder), version
+    return None, "no cgroup with a memory controller is mounted for this process"
+
+
+def make_memory_cgroup(name: str, limit_bytes: int) -> tuple[str | None, str | None]:
+    """A new cgroup `name` below this process's, holding its members to `limit_bytes` of memory together.
+
+    Returns (its folder, None), or (None, why none could be made: no memory
+    controller, no right to make one, a cgroup v2 whose controllers cannot be
+    passed down), in words for the log.
+    """
+    parent, version = _own_memory_cgroup()
+    if parent is None:
+        return None, version
+    folder = os.path.join(parent, name)
+    try:
+        if version == 2:
+            control = Path(parent, "cgroup.subtree_control")
+            if "memory" not in control.read_text().split():
+                # (Refused while the grader's own cgroup holds processes: cgroup v2 passes controllers down only
+                # from cgroups without processes of their own. Run the grader in a delegated cgroup then.)
+                control.write_text("+memory")
+            os.mkdir(folder)
+            Path(folder, "memory.max").write_text(str(limit_bytes))
+            if os.path.exists(os.path.join(folder, "memory.swap.max")):
+                Path(folder, "memory.swap.max").write_text("0")  # swap would be memory past the limit
+        else:
+            os.mkdir(folder)
+            Path(folder, "memory.limit_in_bytes").write_text(str(limit_bytes))
+            try:  # memory plus swap, where swap is accounted: swap would be memory past the limit
+                Path(folder, "memory.memsw.limit_in_bytes").write_text(str(limit_bytes))
+            except OSError:
+                pass
+    except OSError as e:
+        remove_cgroup(folder)
+        return None, f"cannot make a memory cgroup in {parent} (cgroup v{version}): {e.strerror or e}"
+    return folder, None
+
+
+def join_cgroup(folder: str) -> None:
+    """Move this process (and so all it starts) into the cgroup `folder`."""
+    Path(folder, "cgroup.procs").write_text(str(os.getpid()))
+
+
+def remove_cgroup(folder: str, wait: float = 5.0) -> None:
+    """Kill whatever still runs in the cgroup `folder`, then remove it (quietly if it is gone)."""
+    import time
+
+    deadline = time.monotonic() + wait
+    while os.path.isdir(folder):
+        try:
+            os.rmdir(folder)
+            return
+        except OSError:
+            pass
+        try:  # (the kernel is dead by now; what the student left behind goes with it)
+            for pid in Path(folder, "cgroup.procs").read_text().split():
+                os.kill(int(pid), signal.SIGKILL)
+        except (OSError, ValueError):
+            pass
+        if time.monotonic() > deadline:
+            return
+        time.sleep(0.01)
+
+
+def remove_cgroups_of(prefix: str) -> None:
+    """Remove the cgroups named `prefix`* below this process's (those of a lost worker's kernels)."""
+    parent, _ = _own_memory_cgroup()
+    if parent is not None:
+        for folder in Path(parent).glob(f"{prefix}*"):
+            if folder.is_dir():
+                remove_cgroup(str(folder))
+
+
 def set_limits(memory_mib: int, file_size_mib: int) -> None:
     """Limit this process and its children: address space, size of any file written, no core dumps."""
     memory, size = memory_mib * 2**20, file_size_mib * 2**20
@@ -298,12 +406,16 @@ def main(argv: list[str]) -> None:
     parser.add_argument("--threads", required=True, help="threads for NumPy and PyTorch")
     parser.add_argument("--processes", type=int, required=True, help="processes beyond the thread pools (0: no limit)")
     parser.add_argument("--disk", type=int, required=True, help="size of the sandbox's /tmp in MiB (0: no limit)")
+    parser.add_argument("--cgroup", default=None, help="a cgroup folder to join first (its memory limit holds for "
+                                                          "the kernel's processes together)")
     parser.add_argument("--no-sandbox", action="store_true", help="only apply the memory and file-size limits")
     parser.add_argument("command", nargs=argparse.REMAINDER, help="-- then the kernel command")
     args = parser.parse_args(argv)
     command = args.command[1:] if args.command[:1] == ["--"] else args.command
     connection = os.path.abspath(command[command.index("-f") + 1])
     scratch = os.path.dirname(connection)
+    if args.cgroup:  # before anything else starts: every process of the kernel's is in it, and cannot leave
+        join_cgroup(args.cgroup)
     set_limits(args.memory, args.file_size)
     # The kernel's own chatter (banner, warnings, a crash's last words) goes to a log, not the grader's terminal.
     log = os.open(os.path.join(scratch, "kernel.log"), os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
