@@ -23,6 +23,17 @@ anything of the student's runs. Dropping to ``nobody`` before bubblewrap would
 not do: bubblewrap could then not read a Python installed in a folder only root
 may enter (``/root/.pyenv``, as on CI).
 
+User namespaces: student code may not make its own (it would be root in
+it). Unprivileged, bubblewrap's ``--disable-userns`` does it; as root, the
+sandbox's first process does the same itself (see ``INNER``). The sandbox's
+``/etc/passwd`` and ``/etc/group`` are its own (:func:`account_files`).
+
+Memory: ``--memory`` limits each process's address space; with ``--cgroup``
+(a cgroup the kernel manager made, :func:`make_memory_cgroup`) the launcher
+first joins that cgroup, whose memory limit holds for all the kernel's
+processes together and which no process in the sandbox can leave (cgroupfs
+is not mounted there).
+
 The kernel's sockets live in that tmpfs too; the grader reaches them through
 ``/proc/<pid>/root`` of the sandbox's first process, whose pid bubblewrap
 writes to ``sandbox.json`` (``--info-fd``) in the scratch folder.
@@ -30,8 +41,8 @@ writes to ``sandbox.json`` (``--info-fd``) in the scratch folder.
 This file runs as a script from the kernel command line, before the kernel
 starts, so it uses only the standard library::
 
-    python sandbox.py --memory MIB --file-size MIB --threads N --processes N --disk MIB [--no-sandbox] \
-        -- python -m ipykernel_launcher -f CONN
+    python sandbox.py --memory MIB --file-size MIB --threads N --processes N --disk MIB [--cgroup DIR] \
+        [--no-sandbox] -- python -m ipykernel_launcher -f CONN
 
 The scratch folder is the folder of the connection file ``CONN``: it holds the
 connection file, ``kernel.log`` (the kernel's stdout and stderr) and
