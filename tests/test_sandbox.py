@@ -165,7 +165,9 @@ def limited(tmp_path_factory):
     proc = grade_command(base / "class", base / "out", "--timeout", str(CELL_TIMEOUT), "--jobs", "1", cwd=copy)
     assert proc.returncode == 0, proc.stderr
     scores = {(r["student_id"], r["grade_id"]): r for r in read_rows(base / "out" / "scores.csv")}
-    return {"scores": scores, "stderr": proc.stderr, "out": base / "out"}
+    parent, _ = sandbox._own_memory_cgroup()
+    left = sorted(str(p) for p in Path(parent).glob("ag-*")) if parent is not None else []
+    return {"scores": scores, "stderr": proc.stderr, "out": base / "out", "cgroups_left": left}
 
 
 @pytest.mark.slow
@@ -205,3 +207,59 @@ def test_a_kernels_processes_share_one_memory_limit(limited):
               and "dot_scores" not in next(x.source for x in source_notebook(FIRST).cells
                                             if x.metadata.get("nbgrader", {}).get("grade_id") == c)]
     assert others and {r["status"] for r in others} == {"passed"}, [r for r in others if r["status"] != "passed"]
+
+
+@pytest.mark.slow
+@pytest.mark.sandbox
+def test_no_kernel_cgroup_outlives_grading(limited):
+    parent, _ = sandbox._own_memory_cgroup()
+    if parent is None:
+        pytest.skip("no memory cgroup here")
+    assert limited["cgroups_left"] == [], "kernels' cgroups were left behind"
+
+
+def kernel_command(monkeypatch, made) -> tuple[list[str], object]:
+    """The kernel command a SandboxKernelManager builds when make_memory_cgroup gives `made`, and the manager."""
+    import asyncio
+
+    from autograde.kernel_manager import SandboxKernelManager
+
+    if made is not None:
+        monkeypatch.setattr(sandbox, "make_memory_cgroup", lambda name, limit: made)
+    manager = SandboxKernelManager(kernel_name="python3")
+
+    async def prepare():
+        await manager._async_pre_start_kernel()
+        return manager.format_kernel_cmd()
+
+    return asyncio.run(prepare()), manager
+
+
+def test_without_a_cgroup_the_kernel_starts_with_the_per_process_limit_and_the_log_says_so(monkeypatch, caplog):
+    from autograde import kernel_manager
+
+    monkeypatch.setitem(kernel_manager._said, "no cgroup", False)
+    with caplog.at_level("WARNING", logger="autograde"):
+        command, manager = kernel_command(monkeypatch, (None, "no memory controller here"))
+    import asyncio
+
+    asyncio.run(manager._async_cleanup_resources())
+    assert "--cgroup" not in command and "--memory" in command, command
+    assert any("no memory controller here" in r.getMessage() and "not all of them together" in r.getMessage()
+               for r in caplog.records), [r.getMessage() for r in caplog.records]
+
+
+def test_a_kernels_cgroup_is_made_for_it_and_removed_with_it(monkeypatch):
+    problem = memory_cgroup_problem()
+    if problem is not None:
+        pytest.skip(f"no memory cgroup can be made on this machine ({problem})")
+    import asyncio
+
+    command, manager = kernel_command(monkeypatch, None)
+    folder = command[command.index("--cgroup") + 1]
+    assert os.path.isdir(folder) and os.path.basename(folder) == os.path.basename(manager._scratch)
+    limit = next(Path(folder, f).read_text() for f in ("memory.max", "memory.limit_in_bytes")
+                 if Path(folder, f).exists())
+    assert int(limit) == manager.memory_mib * 2**20
+    asyncio.run(manager._async_cleanup_resources())
+    assert not os.path.exists(folder), "the kernel's cgroup outlived it"
