@@ -166,11 +166,7 @@ class GuardedExecute(Execute):
                                                        "or running out of memory); the rest was graded without it")]
             record(cell, Event.KILLED, last_words=self._killers[index])
             return cell, resources
-        if self._deadline is not None and time.monotonic() >= self._deadline:  # the notebook's time is up
-            if cell.cell_type == "code":
-                cell.outputs = [error_output("TimeoutError", f"the notebook's time limit ({self.notebook_timeout} s) "
-                                                             "ran out before this cell ran")]
-                record(cell, Event.TIMED_OUT, notebook_timeout=self.notebook_timeout)
+        if self._past_notebook_timeout(cell):
             return cell, resources
         if self.guard and index == 0:
             self._start_guard()
@@ -211,10 +207,20 @@ class GuardedExecute(Execute):
         self._current = None
         return cell, resources
 
+    def _past_notebook_timeout(self, cell) -> bool:
+        """Whether the notebook's time is up; if so, `cell` is not run and counts as timed out (if it is code)."""
+        if self._deadline is None or time.monotonic() < self._deadline:
+            return False
+        if cell.cell_type == "code":
+            cell.outputs = [error_output("TimeoutError", f"the notebook's time limit ({self.notebook_timeout} s) ran "
+                                                         "out before this cell ran")]
+            record(cell, Event.TIMED_OUT, notebook_timeout=self.notebook_timeout)
+        return True
+
     def _get_timeout(self, cell):
         """A cell's time limit: the per-cell one, or what is left of the notebook's if that is less."""
         timeout = super()._get_timeout(cell)
-        if cell is None or self._deadline is None:
+        if cell is None or getattr(self, "_deadline", None) is None:
             return timeout
         left = max(self._deadline - time.monotonic(), 0.01)  # (0 would mean no limit to nbclient)
         return left if timeout is None else min(timeout, left)
