@@ -63,6 +63,39 @@ def test_without_user_namespaces_the_process_limit_still_holds(tmp_path):
     assert last[0] == "stopped" and int(last[1]) <= 34, f"the process limit did not hold: {last}"
 
 
+@pytest.mark.slow
+@pytest.mark.sandbox
+def test_unprivileged_the_sandbox_disables_user_namespaces_and_hides_the_hosts_users():
+    # Most instructors grade as themselves, not root: then bubblewrap runs unprivileged, with --disable-userns.
+    # Run as root, this test plays such a user (nobody), with the system's Python (the launcher needs only the
+    # standard library) and a copy of the launcher that user can read.
+    import shutil
+    import tempfile
+
+    python = shutil.which("python3", path="/usr/bin:/bin")
+    if os.geteuid() != 0 or shutil.which("setpriv") is None or python is None:
+        pytest.skip("needs root (to become an unprivileged user), setpriv and /usr/bin/python3")
+    scratch = Path(tempfile.mkdtemp(prefix="ag-unprivileged-"))
+    try:
+        shutil.copy(sandbox.LAUNCHER, scratch / "sandbox.py")
+        (scratch / "kernel.json").write_text("{}")
+        for path in (scratch, scratch / "sandbox.py", scratch / "kernel.json"):
+            os.chown(path, 65534, 65534)
+        probe = ("import ctypes, json, os, pwd, subprocess\nlibc = ctypes.CDLL(None, use_errno=True)\n"
+                 "print(json.dumps([libc.unshare(0x10000000), subprocess.run(['unshare', '-U', 'true']).returncode, "
+                 "open('/etc/passwd').read(), pwd.getpwuid(os.getuid()).pw_name]))")
+        subprocess.run(["setpriv", "--reuid", "65534", "--regid", "65534", "--clear-groups", python,
+                        str(scratch / "sandbox.py"), "--memory", "2000", "--file-size", "16", "--threads", "1",
+                        "--processes", "32", "--disk", "16", "--", python, "-c", probe, "-f",
+                        str(scratch / "kernel.json")], check=True, timeout=60)
+        result, tool, passwd, me = json.loads((scratch / "kernel.log").read_text().splitlines()[-1])
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+    assert result == -1 and tool != 0, "an unprivileged sandbox let student code make a user namespace"
+    users = {line.split(":")[0] for line in passwd.splitlines() if line}
+    assert users <= {"root", "nobody", "student"} and me == "student", (users, me)
+
+
 # 2. A minimal /etc/passwd ---------------------------------------------------------------------------------------
 
 @pytest.mark.slow
