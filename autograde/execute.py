@@ -8,7 +8,8 @@ this way.
 
 What happened to a cell is recorded in that cell's metadata, as data
 (:func:`events`): ``cell.metadata["autograde"] = {"killed": {"last_words": ...},
-"tampered": {"changes": [...]}, "restored": {"changes": [...]}, "timed_out": {},
+"tampered": {"changes": [...]}, "restored": {"changes": [...]}, "timed_out": {} (or, for a cell not run
+because the notebook's time limit had passed, {"notebook_timeout": seconds}),
 "cut_short": {"kept_chars": n}}`` (only the events that happened). The cell's
 outputs still show the student what happened, and an error output makes
 nbgrader score a test cell 0, but :mod:`autograde.classify` reads the record,
@@ -19,6 +20,7 @@ from __future__ import annotations
 import ast
 import copy
 import functools
+import time
 from enum import StrEnum
 from pathlib import Path
 
@@ -44,7 +46,7 @@ class Event(StrEnum):
     KILLED = "killed"  # the kernel died while the cell ran; the notebook ran again without it. {"last_words": str}
     TAMPERED = "tampered"  # a test cell during which the code under test changed what tests rely on. {"changes": [str]}
     RESTORED = "restored"  # before this test cell, changes to what tests rely on were put back. {"changes": [str]}
-    TIMED_OUT = "timed_out"  # interrupted at the time limit. {}
+    TIMED_OUT = "timed_out"  # interrupted at the time limit {}; or not run, past the notebook's {"notebook_timeout": s}
     CUT_SHORT = "cut_short"  # its output was cut. {"kept_chars": int}
 
 
@@ -69,7 +71,8 @@ def _guard_source() -> str:
 def grading_settings(timeout: int | None = None, kernel: dict | None = None) -> dict:
     """The limits grading runs under: nbgrader_config.py's, with `timeout` and `kernel` (what the instructor typed) over them."""
     config = nbgrader_config(Path("."), timeout, kernel)
-    settings = {"timeout": configured(config, GuardedExecute, "timeout")}
+    settings = {"timeout": configured(config, GuardedExecute, "timeout"),
+                "notebook_timeout": configured(config, GuardedExecute, "notebook_timeout")}
     for name in ("sandbox", "memory_mib", "file_size_mib", "max_processes", "disk_mib"):
         settings[name] = configured(config, SandboxKernelManager, name)
     return settings
@@ -144,9 +147,16 @@ class GuardedExecute(Execute):
       print or display anything without changing the cell's points.
     - The guard starts in every kernel as soon as it is ready, also in the
       fresh kernel after one died.
+    - A whole notebook gets `notebook_timeout` seconds: the cell running when
+      they are up is interrupted, and the cells after it are not run (an error
+      output, and the event ``timed_out`` with ``notebook_timeout``).
     """
 
     guard = Bool(True, help="guard test cells against monkeypatching").tag(config=True)
+    notebook_timeout = Integer(600, help="wall-clock limit of a whole notebook in seconds (kernel starts and reruns "
+                                         "after a dead kernel included): the cell running then is interrupted and "
+                                         "the cells after it are not run, all counted as timed out; 0 for no limit"
+                               ).tag(config=True)
     max_output_chars = Integer(100_000, help="characters of output kept per cell").tag(config=True)
 
     def __init__(self, *args, **kwargs):
@@ -155,6 +165,7 @@ class GuardedExecute(Execute):
 
     def preprocess(self, nb, resources=None, km=None):
         original = copy.deepcopy(nb)
+        self._deadline = time.monotonic() + self.notebook_timeout if self.notebook_timeout > 0 else None
         self._killers: dict[int, str] = {}  # cell index -> the dead kernel's last words
         while True:
             self._current = None
@@ -197,6 +208,8 @@ class GuardedExecute(Execute):
                                                        "or running out of memory); the rest was graded without it")]
             record(cell, Event.KILLED, last_words=self._killers[index])
             return cell, resources
+        if self._past_notebook_timeout(cell):
+            return cell, resources
         if not self.guard or cell.cell_type != "code":
             return self._run(cell, resources, index)
         nbgrader = cell.metadata.get("nbgrader", {})
@@ -233,6 +246,24 @@ class GuardedExecute(Execute):
         cell, resources = super().preprocess_cell(cell, resources, index)
         self._current = None
         return cell, resources
+
+    def _past_notebook_timeout(self, cell) -> bool:
+        """Whether the notebook's time is up; if so, `cell` is not run and counts as timed out (if it is code)."""
+        if self._deadline is None or time.monotonic() < self._deadline:
+            return False
+        if cell.cell_type == "code":
+            cell.outputs = [error_output("TimeoutError", f"the notebook's time limit ({self.notebook_timeout} s) ran "
+                                                         "out before this cell ran")]
+            record(cell, Event.TIMED_OUT, notebook_timeout=self.notebook_timeout)
+        return True
+
+    def _get_timeout(self, cell):
+        """A cell's time limit: the per-cell one, or what is left of the notebook's if that is less."""
+        timeout = super()._get_timeout(cell)
+        if cell is None or getattr(self, "_deadline", None) is None:
+            return timeout
+        left = max(self._deadline - time.monotonic(), 0.01)  # (0 would mean no limit to nbclient)
+        return left if timeout is None else min(timeout, left)
 
     def on_cell_executed(self, **kwargs):
         self._last_reply = kwargs.get("execute_reply")

@@ -24,7 +24,7 @@ from tqdm.contrib.logging import logging_redirect_tqdm
 from . import cache, worker
 from .classify import CellResult, Graded, Status, same_for_all
 from .collect import Collect, Unmatched, collect, write_unmatched
-from .course import assignment_ids, load_config
+from .course import REPO, assignment_ids, load_config
 from .execute import grading_settings
 from .feedback import write_feedback
 from .outputs import write_csvs, write_notes
@@ -93,7 +93,7 @@ def grade(submissions: Path, out: Path, assignments: list[str] | None = None, pr
     settings = grading_settings(timeout, kernel)
     log.debug("grading under %s", ", ".join(f"{k}={v}" for k, v in settings.items()))
     if settings["sandbox"] and scheduler is None:  # (Dask workers check on their own machines)
-        problem = check_sandbox()
+        problem = check_sandbox({"the repository": REPO, "the submissions": submissions, "--out": out})
         if problem is not None:
             raise SandboxUnavailable(problem)
     known = assignment_ids()

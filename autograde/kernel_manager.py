@@ -7,6 +7,7 @@ launcher it puts in front of the kernel command is :mod:`autograde.sandbox`.
 from __future__ import annotations
 
 import asyncio
+import logging
 import os
 import shutil
 import sys
@@ -17,6 +18,9 @@ from jupyter_client.manager import AsyncKernelManager
 from traitlets import Bool, Integer, Unicode
 
 from . import sandbox
+
+log = logging.getLogger(__name__)
+_said = {"no cgroup": False}  # what this process has logged once
 
 
 class SandboxKernelManager(AsyncKernelManager):
@@ -30,7 +34,9 @@ class SandboxKernelManager(AsyncKernelManager):
 
     sandbox = Bool(True, help="run kernels in a bubblewrap sandbox (else only the memory and file-size limits apply)"
                    ).tag(config=True)
-    memory_mib = Integer(4096, help="address-space limit of a kernel in MiB").tag(config=True)
+    memory_mib = Integer(4096, help="memory of a kernel in MiB: the address space of each of its processes and, "
+                                    "where a cgroup can be made, the memory of all its processes together"
+                         ).tag(config=True)
     file_size_mib = Integer(512, help="largest file a kernel may write, in MiB").tag(config=True)
     max_processes = Integer(128, help="processes (and threads) a kernel may start beyond its NumPy and PyTorch "
                                       "thread pools; 0 for no limit (sandbox only)").tag(config=True)
@@ -45,6 +51,14 @@ class SandboxKernelManager(AsyncKernelManager):
     async def _async_pre_start_kernel(self, **kw):
         # The worker's pid in the name: when a worker is lost, the grader removes its kernels' folders.
         self._scratch = tempfile.mkdtemp(prefix=f"ag-{os.getpid()}-", dir=self.scratch_base or None)
+        # A cgroup of the same name holds the kernel's processes to memory_mib together: forked children each
+        # under the address-space limit must not add up past it. (A restart's kernel gets a fresh one.)
+        self._remove_cgroup()
+        self._cgroup, problem = sandbox.make_memory_cgroup(os.path.basename(self._scratch), self.memory_mib * 2**20)
+        if problem is not None and not _said["no cgroup"]:
+            _said["no cgroup"] = True
+            log.warning("no memory cgroup for the kernels (%s): each of a kernel's processes is limited to %d MiB of "
+                        "address space, but not all of them together", problem, self.memory_mib)
         self.transport = "ipc"
         self.connection_file = os.path.join(self._scratch, "kernel.json")
         self.ip = sandbox.KERNEL_IPC if self.sandbox else os.path.join(self._scratch, "ipc")
@@ -59,6 +73,8 @@ class SandboxKernelManager(AsyncKernelManager):
         launcher = [sys.executable, str(sandbox.LAUNCHER), "--memory", str(self.memory_mib),
                     "--file-size", str(self.file_size_mib), "--threads", str(self.threads),
                     "--processes", str(self.max_processes), "--disk", str(self.disk_mib)]
+        if getattr(self, "_cgroup", None):
+            launcher += ["--cgroup", self._cgroup]
         return launcher + ([] if self.sandbox else ["--no-sandbox"]) + ["--"] + command
 
     async def _async_launch_kernel(self, kernel_cmd, **kw):
@@ -92,6 +108,13 @@ class SandboxKernelManager(AsyncKernelManager):
             self.last_words = log_tail(Path(self._scratch) / "kernel.log")
             shutil.rmtree(self._scratch, ignore_errors=True)
             self._scratch = None  # nbclient cleans up twice (in shutdown_kernel and after it): keep what was read
+        if not restart:
+            self._remove_cgroup()
+
+    def _remove_cgroup(self) -> None:
+        if getattr(self, "_cgroup", None):
+            sandbox.remove_cgroup(self._cgroup)
+            self._cgroup = None
 
     # The base class binds this name to its own method, which nbclient calls after a kernel died.
     cleanup_resources = _async_cleanup_resources
@@ -123,6 +146,7 @@ def log_tail(path: Path, lines: int = 8, chars: int = 1000) -> str:
 
 
 def remove_scratch_of(pid: int) -> None:
-    """Remove the scratch folders of the kernels a (lost) worker process `pid` started in the system's temp folder."""
+    """Remove the scratch folders (and cgroups) of the kernels a (lost) worker process `pid` started."""
     for folder in Path(tempfile.gettempdir()).glob(f"ag-{pid}-*"):
         shutil.rmtree(folder, ignore_errors=True)
+    sandbox.remove_cgroups_of(f"ag-{pid}-")

@@ -43,13 +43,16 @@ c.ClearSolutions.text_stub = "YOUR ANSWER HERE"
 
 # A whole notebook runs in well under 20 s; a cell that takes a minute is stuck.
 c.Execute.timeout = 60
+# A whole notebook (kernel starts and reruns after a dead kernel included) gets 600 s: a notebook whose cells each
+# stay under the cell limit cannot hold a worker for long; the cell running then and those after it count as timed out.
+c.GuardedExecute.notebook_timeout = 600
 # Graded kernels are killed, not asked to shut down: nothing in them needs saving (saves ~0.2 s a notebook).
 c.Execute.shutdown_kernel = "immediate"
 
 # Student code runs in a bubblewrap sandbox (see autograde/sandbox.py) with these limits. These are the
 # defaults of `python -m autograde grade` too: its options (--timeout, --memory, ...) override only what is typed.
 c.SandboxKernelManager.sandbox = True
-c.SandboxKernelManager.memory_mib = 4096  # address space of a kernel
+c.SandboxKernelManager.memory_mib = 4096  # address space of each process, and all of a kernel's together (cgroup)
 c.SandboxKernelManager.file_size_mib = 512  # largest file a kernel may write
 c.SandboxKernelManager.max_processes = 128  # processes and threads beyond NumPy's and PyTorch's pools (0: no limit)
 c.SandboxKernelManager.disk_mib = 512  # the sandbox's /tmp, home included: all a kernel may write (in memory)

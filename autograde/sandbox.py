@@ -23,6 +23,17 @@ anything of the student's runs. Dropping to ``nobody`` before bubblewrap would
 not do: bubblewrap could then not read a Python installed in a folder only root
 may enter (``/root/.pyenv``, as on CI).
 
+User namespaces: student code may not make its own (it would be root in
+it). Unprivileged, bubblewrap's ``--disable-userns`` does it; as root, the
+sandbox's first process does the same itself (see ``INNER``). The sandbox's
+``/etc/passwd`` and ``/etc/group`` are its own (:func:`account_files`).
+
+Memory: ``--memory`` limits each process's address space; with ``--cgroup``
+(a cgroup the kernel manager made, :func:`make_memory_cgroup`) the launcher
+first joins that cgroup, whose memory limit holds for all the kernel's
+processes together and which no process in the sandbox can leave (cgroupfs
+is not mounted there).
+
 The kernel's sockets live in that tmpfs too; the grader reaches them through
 ``/proc/<pid>/root`` of the sandbox's first process, whose pid bubblewrap
 writes to ``sandbox.json`` (``--info-fd``) in the scratch folder.
@@ -30,8 +41,8 @@ writes to ``sandbox.json`` (``--info-fd``) in the scratch folder.
 This file runs as a script from the kernel command line, before the kernel
 starts, so it uses only the standard library::
 
-    python sandbox.py --memory MIB --file-size MIB --threads N --processes N --disk MIB [--no-sandbox] \
-        -- python -m ipykernel_launcher -f CONN
+    python sandbox.py --memory MIB --file-size MIB --threads N --processes N --disk MIB [--cgroup DIR] \
+        [--no-sandbox] -- python -m ipykernel_launcher -f CONN
 
 The scratch folder is the folder of the connection file ``CONN``: it holds the
 connection file, ``kernel.log`` (the kernel's stdout and stderr) and
@@ -39,6 +50,7 @@ connection file, ``kernel.log`` (the kernel's stdout and stderr) and
 """
 from __future__ import annotations
 
+import functools
 import json
 import os
 import resource
@@ -52,8 +64,8 @@ from pathlib import Path
 # System directories the kernel may read; missing ones are skipped.
 SYSTEM_DIRS = ["/usr", "/bin", "/sbin", "/lib", "/lib64", "/lib32", "/libx32", "/etc/alternatives", "/etc/fonts",
                "/etc/ssl/certs"]
-SYSTEM_FILES = ["/etc/ld.so.cache", "/etc/localtime", "/etc/nsswitch.conf", "/etc/passwd", "/etc/group", "/etc/hosts",
-                "/etc/mime.types"]
+# (Not /etc/passwd and /etc/group: the sandbox gets its own, naming only its user, root and nobody.)
+SYSTEM_FILES = ["/etc/ld.so.cache", "/etc/localtime", "/etc/nsswitch.conf", "/etc/hosts", "/etc/mime.types"]
 SANDBOX_UID = 1000  # the kernel's user id inside an unprivileged sandbox (the grader's user outside)
 # When the grader is root, each sandbox runs as a user id of its own: this plus the launcher's pid (pid_max is at
 # most 2**22), below 2**31 and above the ranges container tools hand out.
@@ -63,20 +75,36 @@ KERNEL_IPC = "/tmp/.ipc/kernel"  # the kernel's sockets (ipc transport) inside t
 HOME = "/tmp/home"  # the kernel's home and working folder inside the sandbox
 
 # The sandbox's first process, as root only until it drops to the sandbox's user: set the process limit there,
-# where it counts the sandbox's own processes, make home and the socket folder, then start the kernel.
+# where it counts the sandbox's own processes, make home and the socket folder, then start the kernel. Where
+# bubblewrap's --disable-userns cannot be used (the grader is root: bubblewrap's user namespace would map the
+# sandbox to root outside), it does what that option does: it enters a user namespace of its own, as the sandbox's
+# user and mapped to it, whose limit of nested user namespaces is 0; the kernel, not root there, cannot raise it.
 INNER = """\
-import os, resource, sys
-uid, processes, home, ipc = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3], sys.argv[4]
+import ctypes, os, resource, sys
+uid, processes, home, ipc, no_userns = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3], sys.argv[4], sys.argv[5] == "1"
 if os.getuid() == 0:
     os.setgroups([])
     os.setresgid(uid, uid, uid)
     os.setresuid(uid, uid, uid)
+if no_userns:
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.prctl(4, 1, 0, 0, 0)  # PR_SET_DUMPABLE: changing user made /proc/self root's, and its maps unwritable
+    # If this user may not make a user namespace (EPERM, ENOSPC), student code, with no more rights, may not either.
+    if libc.unshare(0x10000000) == 0:  # CLONE_NEWUSER
+        for name, text in (("setgroups", "deny"), ("uid_map", f"{uid} {uid} 1"), ("gid_map", f"{uid} {uid} 1")):
+            with open(f"/proc/self/{name}", "w") as f:
+                f.write(text)
+        with open("/proc/sys/user/max_user_namespaces", "w") as f:
+            f.write("0")
+        with open("/proc/sys/user/max_user_namespaces") as f:  # as --assert-userns-disabled: never go on unsure
+            if f.read().strip() != "0":
+                sys.exit("the sandbox could not disable user namespaces")
 if processes > 0:
     resource.setrlimit(resource.RLIMIT_NPROC, (processes, processes))
 for folder in (home, ipc):
     os.makedirs(folder, exist_ok=True)
 os.chdir(home)
-os.execv(sys.argv[5], sys.argv[5:])
+os.execv(sys.argv[6], sys.argv[6:])
 """
 
 
@@ -112,6 +140,24 @@ def _ancestors(paths: list[str]) -> list[str]:
                   key=lambda d: d.count("/"))
 
 
+@functools.cache
+def supports(option: str) -> bool:
+    """Whether the installed bubblewrap knows `option` (per its --help)."""
+    try:
+        found = subprocess.run([shutil.which("bwrap") or "bwrap", "--help"], capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.SubprocessError):
+        return False
+    return option in found.stdout + found.stderr
+
+
+def account_files(uid: int) -> dict[str, str]:
+    """The sandbox's /etc/passwd and /etc/group: its own user (``student``, `uid`), root and nobody, nothing else."""
+    return {"passwd": f"root:x:0:0:root:/root:/usr/sbin/nologin\n"
+                      f"nobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n"
+                      f"student:x:{uid}:{uid}:student:{HOME}:/bin/sh\n",
+            "group": f"root:x:0:\nnogroup:x:65534:\nstudent:x:{uid}:\n"}
+
+
 def bwrap_command(scratch: str, command: list[str], threads: str = "1", processes: int = 0, disk_mib: int = 0,
                   connection: str | None = None, info_fd: int | None = None) -> list[str]:
     """The bwrap command line that runs `command` with nothing of the grader visible and nothing on its disk writable.
@@ -130,13 +176,20 @@ def bwrap_command(scratch: str, command: list[str], threads: str = "1", processe
     args = [bwrap, "--die-with-parent", "--clearenv"]
     if os.geteuid() == 0:
         # Privileged: no user namespace (in one, the kernel would still be root outside and escape RLIMIT_NPROC);
-        # INNER drops to the sandbox's own user with these two capabilities, which setresuid then clears.
+        # INNER drops to the sandbox's own user with these two capabilities, which setresuid then clears, and
+        # disables nested user namespaces itself (bubblewrap's --disable-userns needs its --unshare-user).
         args += ["--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts", "--unshare-cgroup-try",
                  "--cap-drop", "ALL", "--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID"]
         uid = SANDBOX_UID_BASE + os.getpid()
+        inner_disables_userns = True
     else:
         args += ["--unshare-all", "--cap-drop", "ALL", "--uid", str(SANDBOX_UID), "--gid", str(SANDBOX_UID)]
         uid = SANDBOX_UID
+        # Student code must not make user namespaces of its own (root there: mounts, and much of the kernel's
+        # attack surface). bubblewrap >= 0.8 does it; an older one leaves it to INNER, which can do the same.
+        inner_disables_userns = not supports("--disable-userns")
+        if not inner_disables_userns:
+            args += ["--unshare-user", "--disable-userns", "--assert-userns-disabled"]
     # /tmp first: what is bound later (Python in a virtual environment under /tmp, the connection file) may lie
     # under /tmp and must not be covered by it.
     args += ["--proc", "/proc", "--dev", "/dev"]
@@ -147,6 +200,13 @@ def bwrap_command(scratch: str, command: list[str], threads: str = "1", processe
     binds += [(os.path.realpath(d), d) for d in python_dirs() if d not in SYSTEM_DIRS]
     if connection is not None:
         binds.append((connection, connection))
+    # The host's users and groups are none of the sandbox's business: its own files name only its user.
+    for name, text in account_files(uid).items():
+        path = os.path.join(scratch, name)
+        with open(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644), "w") as f:
+            f.write(text)
+        os.chmod(path, 0o644)  # (whatever the umask: the sandbox's user reads it)
+        binds.append((path, f"/etc/{name}"))
     # Folders bubblewrap creates on the way to a bound path would be root's and closed (0700) to the sandbox's user.
     for folder in _ancestors([dest for _, dest in binds]):
         args += ["--perms", "0755", "--dir", folder]
@@ -162,8 +222,30 @@ def bwrap_command(scratch: str, command: list[str], threads: str = "1", processe
     for name, value in env.items():
         args += ["--setenv", name, value]
     inner = [sys.executable, "-I", "-S", "-c", INNER, str(uid), str(process_limit(processes, threads)), HOME,
-             os.path.dirname(KERNEL_IPC)]
+             os.path.dirname(KERNEL_IPC), "1" if inner_disables_userns else "0"]
     return args + ["--"] + inner + command
+
+
+def readable_folders() -> list[str]:
+    """The folders student code can read in the sandbox (the system's and this Python's), as real paths."""
+    found = [d for d in SYSTEM_DIRS if os.path.isdir(d)] + python_dirs()
+    return sorted({os.path.realpath(d) for d in found} | {os.path.normpath(d) for d in found})
+
+
+def exposed(paths: dict[str, Path], readable: list[str] | None = None) -> str | None:
+    """None if none of `paths` (what it is -> path) lies in a folder the sandbox can read, else the problem in words.
+
+    The grader's own files (the repository with the solutions and hidden tests,
+    the submissions, the grades in --out) must not be there: student code could read them.
+    """
+    readable = readable_folders() if readable is None else readable
+    for what, path in paths.items():
+        for form in dict.fromkeys([os.path.normpath(os.path.abspath(path)), os.path.realpath(path)]):
+            for folder in readable:
+                if form == folder or form.startswith(folder.rstrip("/") + "/"):
+                    return (f"{path} ({what}) is inside {folder}, which the sandbox lets student code read: "
+                            f"it could read {what}. Move {path} out of {folder}.")
+    return None
 
 
 def prepare_scratch(scratch: str) -> None:
@@ -172,8 +254,15 @@ def prepare_scratch(scratch: str) -> None:
         os.makedirs(os.path.join(scratch, sub), exist_ok=True)
 
 
-def check_sandbox() -> str | None:
-    """None if kernels can be sandboxed here, else why not (in words an instructor can act on)."""
+def check_sandbox(protected: dict[str, Path] | None = None) -> str | None:
+    """None if kernels can be sandboxed here, else why not (in words an instructor can act on).
+
+    `protected` (what it is -> path) names the grader's files, which must lie
+    outside every folder the sandbox can read (:func:`exposed`).
+    """
+    problem = exposed(protected or {})
+    if problem is not None:
+        return problem
     if shutil.which("bwrap") is None:
         return ("bubblewrap is not installed, so student code cannot be sandboxed. Install it "
                 "(Debian/Ubuntu: apt-get install bubblewrap) or pass --no-sandbox to grade without isolation "
@@ -201,6 +290,114 @@ def sandbox_pid(scratch: str) -> int | None:
         return None
 
 
+def _own_memory_cgroup() -> tuple[str, int] | tuple[None, str]:
+    """This process's cgroup that governs memory, as (folder, cgroup version), or (None, why there is none).
+
+    cgroup v2 where its memory controller is on, else v1's memory hierarchy
+    (hybrid set-ups such as this container's have memory only there).
+    """
+    try:
+        lines = Path("/proc/self/cgroup").read_text().splitlines()
+        mounts = [line.split(" - ") for line in Path("/proc/self/mountinfo").read_text().splitlines() if " - " in line]
+    except OSError as e:
+        return None, f"cannot read this process's cgroups ({e})"
+    v2, v1 = None, {}  # this process's cgroup v2, and its v1 cgroup of each controller
+    for line in lines:
+        number, controllers, path = line.split(":", 2)
+        if number == "0" and not controllers:
+            v2 = path
+        else:
+            v1.update((c, path) for c in controllers.split(","))
+    for version in (2, 1):
+        for before, after in mounts:
+            fields, (fstype, _, options) = before.split(), after.split()[:3]
+            root, point = fields[3], fields[4]
+            if version == 2 and fstype == "cgroup2" and v2 is not None:
+                path = v2
+            elif version == 1 and fstype == "cgroup" and "memory" in options.split(",") and "memory" in v1:
+                path = v1["memory"]
+            else:
+                continue
+            if root != "/" and not (path == root or path.startswith(root + "/")):
+                continue  # (a cgroup namespace's view that does not hold this process's cgroup)
+            relative = os.path.relpath(path, root)
+            folder = point if relative == "." else os.path.join(point, relative)
+            if version == 2 and "memory" not in Path(folder, "cgroup.controllers").read_text().split():
+                continue
+            return os.path.normpath(folder), version
+    return None, "no cgroup with a memory controller is mounted for this process"
+
+
+def make_memory_cgroup(name: str, limit_bytes: int) -> tuple[str | None, str | None]:
+    """A new cgroup `name` below this process's, holding its members to `limit_bytes` of memory together.
+
+    Returns (its folder, None), or (None, why none could be made: no memory
+    controller, no right to make one, a cgroup v2 whose controllers cannot be
+    passed down), in words for the log.
+    """
+    parent, version = _own_memory_cgroup()
+    if parent is None:
+        return None, version
+    folder = os.path.join(parent, name)
+    try:
+        if version == 2:
+            control = Path(parent, "cgroup.subtree_control")
+            if "memory" not in control.read_text().split():
+                # (Refused while the grader's own cgroup holds processes: cgroup v2 passes controllers down only
+                # from cgroups without processes of their own. Run the grader in a delegated cgroup then.)
+                control.write_text("+memory")
+            os.mkdir(folder)
+            Path(folder, "memory.max").write_text(str(limit_bytes))
+            if os.path.exists(os.path.join(folder, "memory.swap.max")):
+                Path(folder, "memory.swap.max").write_text("0")  # swap would be memory past the limit
+        else:
+            os.mkdir(folder)
+            Path(folder, "memory.limit_in_bytes").write_text(str(limit_bytes))
+            try:  # memory plus swap, where swap is accounted: swap would be memory past the limit
+                Path(folder, "memory.memsw.limit_in_bytes").write_text(str(limit_bytes))
+            except OSError:
+                pass
+    except OSError as e:
+        remove_cgroup(folder)
+        return None, f"cannot make a memory cgroup in {parent} (cgroup v{version}): {e.strerror or e}"
+    return folder, None
+
+
+def join_cgroup(folder: str) -> None:
+    """Move this process (and so all it starts) into the cgroup `folder`."""
+    Path(folder, "cgroup.procs").write_text(str(os.getpid()))
+
+
+def remove_cgroup(folder: str, wait: float = 5.0) -> None:
+    """Kill whatever still runs in the cgroup `folder`, then remove it (quietly if it is gone)."""
+    import time
+
+    deadline = time.monotonic() + wait
+    while os.path.isdir(folder):
+        try:
+            os.rmdir(folder)
+            return
+        except OSError:
+            pass
+        try:  # (the kernel is dead by now; what the student left behind goes with it)
+            for pid in Path(folder, "cgroup.procs").read_text().split():
+                os.kill(int(pid), signal.SIGKILL)
+        except (OSError, ValueError):
+            pass
+        if time.monotonic() > deadline:
+            return
+        time.sleep(0.01)
+
+
+def remove_cgroups_of(prefix: str) -> None:
+    """Remove the cgroups named `prefix`* below this process's (those of a lost worker's kernels)."""
+    parent, _ = _own_memory_cgroup()
+    if parent is not None:
+        for folder in Path(parent).glob(f"{prefix}*"):
+            if folder.is_dir():
+                remove_cgroup(str(folder))
+
+
 def set_limits(memory_mib: int, file_size_mib: int) -> None:
     """Limit this process and its children: address space, size of any file written, no core dumps."""
     memory, size = memory_mib * 2**20, file_size_mib * 2**20
@@ -220,12 +417,16 @@ def main(argv: list[str]) -> None:
     parser.add_argument("--threads", required=True, help="threads for NumPy and PyTorch")
     parser.add_argument("--processes", type=int, required=True, help="processes beyond the thread pools (0: no limit)")
     parser.add_argument("--disk", type=int, required=True, help="size of the sandbox's /tmp in MiB (0: no limit)")
+    parser.add_argument("--cgroup", default=None, help="a cgroup folder to join first (its memory limit holds for "
+                                                          "the kernel's processes together)")
     parser.add_argument("--no-sandbox", action="store_true", help="only apply the memory and file-size limits")
     parser.add_argument("command", nargs=argparse.REMAINDER, help="-- then the kernel command")
     args = parser.parse_args(argv)
     command = args.command[1:] if args.command[:1] == ["--"] else args.command
     connection = os.path.abspath(command[command.index("-f") + 1])
     scratch = os.path.dirname(connection)
+    if args.cgroup:  # before anything else starts: every process of the kernel's is in it, and cannot leave
+        join_cgroup(args.cgroup)
     set_limits(args.memory, args.file_size)
     # The kernel's own chatter (banner, warnings, a crash's last words) goes to a log, not the grader's terminal.
     log = os.open(os.path.join(scratch, "kernel.log"), os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)

@@ -251,6 +251,11 @@ def test_a_killed_worker_costs_one_retry_then_a_report_and_the_rest_is_graded(tm
     assert len(workers) >= 3  # (the check below is not vacuous: three pools at least, each with a worker)
     left = [folder for pid in workers for folder in Path(tempfile.gettempdir()).glob(f"ag-{pid}-*")]
     assert left == [], "kernel folders of lost or ended workers are left behind"
+    from autograde.sandbox import _own_memory_cgroup
+
+    parent, _ = _own_memory_cgroup()  # (the kernels' memory cgroups, where they can be made, lie below it)
+    cgroups = [folder for pid in workers for folder in Path(parent).glob(f"ag-{pid}-*")] if parent else []
+    assert cgroups == [], "memory cgroups of lost or ended workers' kernels are left behind"
 
 
 # Settings and the result cache --------------------------------------------------------------------------------
