@@ -208,6 +208,9 @@ def classify_cell(cell, notebook_timed_out: bool = False, hidden: Hidden = NOTHI
         return Status.TAMPERING, ("while this test ran, the code under test changed what the test relies on: "
                                   + "; ".join(map(str, changes[:5])) + ". The test does not count.")
     if Event.TIMED_OUT in happened:
+        limit = happened[Event.TIMED_OUT].get("notebook_timeout")
+        if limit is not None:  # (the notebook's whole time ran out before this cell, or while it ran)
+            return Status.TIMEOUT, f"the notebook's time limit ({limit} s) ran out before this cell finished"
         return Status.TIMEOUT, "the cell ran longer than the time limit and was interrupted"
     for output in cell.get("outputs", []):
         if output.get("output_type") == "error":
@@ -274,8 +277,8 @@ def _cell_name(notebook: nbformat.NotebookNode, index: int) -> str:
 
 def execution_notes(executed: nbformat.NotebookNode) -> list[str]:
     """Notes on what the execute step recorded in an executed notebook: changes undone before tests, dead kernels
-    and their last words, answer cells stopped at the time limit, cut outputs."""
-    restored, notes, cut = [], [], 0
+    and their last words, answer cells stopped at the time limit, the notebook's time running out, cut outputs."""
+    restored, notes, cut, out_of_time = [], [], 0, False
     for index, cell in enumerate(executed.cells):
         happened = events(cell)
         restored += happened.get(Event.RESTORED, {}).get("changes", [])
@@ -285,7 +288,13 @@ def execution_notes(executed: nbformat.NotebookNode) -> list[str]:
                          "memory): that cell was skipped and the rest of your notebook graded without it."
                          + (f" Its last words: {last}" if last else ""))
         meta = cell.metadata.get("nbgrader", {})
-        if Event.TIMED_OUT in happened and not (meta.get("grade") and not meta.get("solution")):
+        limit = happened.get(Event.TIMED_OUT, {}).get("notebook_timeout")
+        if limit is not None:
+            if not out_of_time:  # once, at the first cell it stopped
+                notes.append(f"Your notebook ran past its whole time limit ({limit} s): cell "
+                             f"{_cell_name(executed, index)} and the cells after it were not run and scored nothing.")
+            out_of_time = True
+        elif Event.TIMED_OUT in happened and not (meta.get("grade") and not meta.get("solution")):
             # (a test cell's timeout is its status, not a note)
             notes.append(f"Cell {_cell_name(executed, index)} was stopped at the time limit before it finished: "
                          "what it had defined by then was kept, and the tests ran on that.")

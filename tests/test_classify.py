@@ -274,3 +274,18 @@ def test_no_line_of_a_hidden_test_is_in_a_row_or_a_note():
     # A line of the released notebook is no secret, and very short lines are not redacted.
     assert "exceptException:" not in hidden_test_lines(FIRST)
     assert all(len(h) >= MIN_HIDDEN_CHARS for h in hidden_test_lines(FIRST))
+
+
+def test_cells_not_run_at_the_notebook_time_limit_say_so_once():
+    """A cell the notebook's whole time limit skipped did not run: neither "ran longer" nor "what it had defined"."""
+    skipped = {"notebook_timeout": 600}
+    answer = cell(grade_id="cosine_scores", solution=True, timed_out=skipped)
+    test = cell(error("TimeoutError", "the notebook's time limit (600 s) ran out before this cell ran"),
+                grade_id="test_cosine_scores", timed_out=skipped)
+    later = cell(grade_id="nadaraya_watson", solution=True, timed_out=skipped)
+    status, message = classify_cell(test)
+    assert status == Status.TIMEOUT
+    assert "600 s" in message and "ran longer" not in message, message
+    notes = execution_notes(nbformat.v4.new_notebook(cells=[answer, test, later]))
+    assert len(notes) == 1, notes
+    assert "600 s" in notes[0] and "cosine_scores" in notes[0] and "what it had defined" not in notes[0], notes
