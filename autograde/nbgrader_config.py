@@ -56,6 +56,8 @@ c.SandboxKernelManager.disk_mib = 512  # the sandbox's /tmp, home included: all 
 
 # Reading exports: a zip that would expand to more than this is refused as a zip bomb.
 c.Collect.max_unzipped_mib = 4096
+# One file of an export (a notebook is a few MiB at most) larger than this is not extracted or copied, but listed.
+c.Collect.max_notebook_mib = 50
 # Filling an LMS gradebook (--gradebook): students there who handed nothing in get "zero", or "blank" (left as is).
 c.GradebookExport.missing = "blank"
 
