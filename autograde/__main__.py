@@ -137,12 +137,14 @@ def _fill_gradebook(args) -> int:
 
     missing = args.missing_grades or gradebook.GradebookExport(config=load_config()).missing
     try:
-        filled = gradebook.fill(args.gradebook, args.out / "scores.csv", args.out, missing, args.gradebook_column)
+        filled = gradebook.fill(args.gradebook, args.out / "scores.csv", args.out, missing, args.gradebook_column,
+                                getattr(args, "assignments", None))
     except ValueError as error:
         print(f"python -m autograde grade: the grades are written, but not into the gradebook: {error}", file=sys.stderr)
         return 2
     scaled = [f"{filled.columns[a]!r}" + (f" (scaled to its {filled.points[a]:g} points)" if filled.points[a] else "")
               for a in filled.columns]
+    print("the gradebook copy changes only " + ", ".join(f"column {c!r} ({n} cell(s))" for c, n in filled.changed.items()))
     print(f"wrote {filled.path}, the {filled.kind} ready to import: {filled.filled} grade(s) in {', '.join(scaled)}; "
           f"{filled.missing} student(s) there with nothing handed in "
           + ("got 0" if missing == "zero" else "left as exported") + "; "

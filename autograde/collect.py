@@ -27,7 +27,7 @@ from traitlets import Integer
 from traitlets.config import Configurable
 
 from . import lms
-from .lms import DEFAULT_STUDENT_PATTERN, clean_stem, unsafe_student_id
+from .lms import DEFAULT_STUDENT_PATTERN, clean_stem, spreadsheet_cell, unsafe_student_id
 
 __all__ = ["DEFAULT_STUDENT_PATTERN", "Collect", "Collected", "Unmatched", "clean_stem", "collect", "match_assignment",
            "write_unmatched"]
@@ -320,8 +320,8 @@ def _collect(top: Path, refused: list[Unmatched], dest: Path, assignments: list[
 
 
 def write_unmatched(unmatched: list[Unmatched], path: Path) -> None:
-    """Write the files that were not graded, and why, as CSV (columns path, reason)."""
+    """Write the files that were not graded, and why, as CSV (columns path, reason; no cell starts a formula)."""
     with open(path, "w", newline="") as f:
         writer = csv.writer(f)
         writer.writerow(["path", "reason"])
-        writer.writerows((u.path, u.reason) for u in unmatched)
+        writer.writerows((spreadsheet_cell(u.path), spreadsheet_cell(u.reason)) for u in unmatched)

@@ -89,6 +89,22 @@ def unsafe_student_id(student: str) -> str | None:
     return None
 
 
+FORMULA_START = ("=", "+", "-", "@", "\t", "\r")  # what a spreadsheet reads as the start of a formula
+
+
+def spreadsheet_cell(value):
+    """`value` as a CSV cell no spreadsheet runs as a formula: text that starts like one gets a leading "'"
+    (OWASP, CSV injection). Numbers stay numbers."""
+    if isinstance(value, str) and value.startswith(FORMULA_START):
+        return "'" + value
+    return value
+
+
+def read_cell(text: str) -> str:
+    """A cell that :func:`spreadsheet_cell` wrote, as it was before."""
+    return text[1:] if text.startswith("'") and text[1:].startswith(FORMULA_START) else text
+
+
 def safe_id(text: str) -> str:
     """`text` (a person's name) as a student id: runs of anything but letters, digits, '.' and '-' become '-'."""
     return re.sub(r"[^\w.-]+|_+", "-", text.strip()).strip("-")
