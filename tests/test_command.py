@@ -25,3 +25,62 @@ def test_jobs_default_to_the_cores_this_process_may_use(tmp_path, monkeypatch):
     monkeypatch.setattr(grading, "_grade_on_executor", executor)
     grading.grade(tmp_path / "class", tmp_path / "out", [FIRST], progress=False, sandbox=False)
     assert seen["jobs"] == 1, f"{seen['jobs']} submissions at once on the one core this process may use"
+
+
+def help_text(capsys, *argv) -> str:
+    from autograde.__main__ import main
+
+    try:
+        status = main(list(argv))
+    except SystemExit as stop:  # (traitlets ends after printing its help)
+        status = stop.code
+    assert status in (0, None), status
+    return capsys.readouterr().out
+
+
+def test_help_all_lists_every_setting_of_every_configurable_class(capsys):
+    import autograde.collect
+    import autograde.execute
+    import autograde.gradebook
+    import autograde.kernel_manager
+    from traitlets.config import Configurable
+
+    text = help_text(capsys, "grade", "--help-all")
+    classes, seen = [Configurable], set()
+    while classes:  # every configurable class the package defines
+        for sub in classes.pop().__subclasses__():
+            classes.append(sub)
+            if sub.__module__.startswith("autograde."):
+                seen.add(sub)
+    assert {c.__name__ for c in seen} >= {"GuardedExecute", "SandboxKernelManager", "Collect", "GradebookExport"}
+    missing = [f"--{c.__name__}.{name}" for c in seen for name in c.class_own_traits(config=True)
+               if f"--{c.__name__}.{name}=" not in text]
+    assert not missing, f"--help-all does not list {missing}"
+    # Inherited settings too: the time limit is Execute's, set for the class that runs.
+    assert "--GuardedExecute.timeout=" in text
+
+
+def test_help_lists_every_option_and_what_it_sets(capsys):
+    text = help_text(capsys, "grade", "--help")
+    for option, setting in [("--timeout", "GuardedExecute.timeout"), ("--memory", "SandboxKernelManager.memory_mib"),
+                            ("--processes", "SandboxKernelManager.max_processes"),
+                            ("--disk", "SandboxKernelManager.disk_mib"),
+                            ("--missing-grades", "GradebookExport.missing"),
+                            ("--no-sandbox", "SandboxKernelManager.sandbox")]:
+        assert option in text and setting in text, f"{option} ({setting}) is not in the help"
+    for option in ("--out", "--assignment", "--jobs", "--scheduler", "--roster", "--lms", "--student-pattern",
+                   "--gradebook", "--gradebook-column", "--quiet", "-v"):
+        assert option in text, f"{option} is not in the help"
+
+
+def test_a_mistyped_option_or_value_is_an_error_not_ignored(tmp_path, capsys):
+    from autograde.__main__ import main
+
+    (tmp_path / "class").mkdir()
+    for argv in (["--timout", "30"], ["--jobs", "many"], ["--lms", "nosuch"], ["--jobs", "0"], ["--memory", "10"]):
+        try:
+            status = main(["grade", str(tmp_path / "class"), "--out", str(tmp_path / "out"), *argv])
+        except SystemExit as stop:
+            status = stop.code
+        assert status == 2, (argv, status, capsys.readouterr())
+        assert not (tmp_path / "out").exists(), argv

@@ -365,3 +365,28 @@ def test_a_failed_rerun_keeps_the_last_runs_results_and_a_good_one_reuses_them(t
         {Path(p).parts[0] for p in first if not p.startswith(".autograde")}), list(out.iterdir())
     assert not [p for p in out.iterdir() if p.name.startswith((".autograde-next", ".autograde-old"))], \
         list(out.iterdir())
+
+
+@pytest.mark.slow
+@pytest.mark.sandbox
+def test_the_command_line_beats_the_config_file_and_its_value_is_in_the_cache_key(tmp_path):
+    # The config file sets the time limit for the very class that runs cells; the command line still wins.
+    copy = repo_copy(tmp_path / "repo")
+    set_config(copy, "c.Execute.timeout = 60", "c.Execute.timeout = 60\nc.GuardedExecute.timeout = 120")
+    # A correct definition, then 12 s of sleep: stopped under a 3 s limit, finished under the file's 120 s.
+    slow = ("def cosine_scores(queries, keys):\n    def unit(x):\n        x = np.asarray(x, dtype=float)\n"
+            "        norm = np.linalg.norm(x, axis=-1, keepdims=True)\n"
+            "        return np.divide(x, norm, out=np.zeros_like(x), where=norm > 0)\n\n"
+            "    return unit(queries) @ unit(keys).T\n\nimport time\ntime.sleep(12)\n")
+    write_submission(completed_notebook(FIRST, {"cosine_scores": slow}), tmp_path / "class", "sleeper", FIRST)
+
+    def run(*options):
+        proc = grade_command(tmp_path / "class", tmp_path / "out", "--jobs", "1", *options, cwd=copy)
+        assert proc.returncode == 0, proc.stderr
+        notes = [r["note"] for r in read_rows(tmp_path / "out" / "notes.csv")]
+        return proc.stdout.split(" graded now")[0].split(": ")[-1], notes
+
+    graded_now, notes = run("--timeout", "3")
+    assert any("stopped at the time limit" in n for n in notes), f"the typed 3 s limit was not in force: {notes}"
+    assert run("--timeout", "3")[0] == "0", "the same settings graded again"
+    assert run("--timeout", "4")[0] == "1", "another typed time limit reused the result of the last (not in the key)"
