@@ -14,6 +14,7 @@ an output folder that carries the marker, the files it names.
 """
 from __future__ import annotations
 
+import json
 import logging
 import multiprocessing
 import os
@@ -30,16 +31,18 @@ from tqdm.contrib.logging import logging_redirect_tqdm
 from . import cache, worker
 from .classify import CellResult, Graded, Status, same_for_all
 from .collect import Collect, Unmatched, collect, write_unmatched
-from .course import assignment_ids, load_config
-from .execute import grading_settings
+from .course import assignment_ids, configured, nbgrader_config
+from .execute import GuardedExecute, grading_settings
 from .feedback import write_feedback
+from .kernel_manager import SandboxKernelManager
 from .outputs import write_csvs, write_notes
 from .report import write_report
 from .run import run_all
 from .sandbox import check_sandbox
 from .worker import SandboxUnavailable
 
-__all__ = ["MARKER", "OWN_FILES", "OWN_FOLDERS", "GradeResult", "SandboxUnavailable", "default_jobs", "grade"]
+__all__ = ["MARKER", "OWN_FILES", "OWN_FOLDERS", "GradeResult", "SandboxUnavailable", "default_jobs", "grade",
+           "settings_in_force"]
 
 log = logging.getLogger(__name__)
 
@@ -50,6 +53,20 @@ OWN_FOLDERS = ("nbgrader", "submitted", "results", "feedback")
 OWN_FILES = ("scores.csv", "grades.csv", "notes.csv", "unmatched.csv", "report.html",
              "gradebook-import.csv", "not_in_gradebook.csv")  # (the last two: written with --gradebook)
 _NEXT, _OLD = ".autograde-next-", ".autograde-old-"
+
+
+def settings_in_force(overrides: dict | None = None) -> dict:
+    """Every setting grading runs under, nbgrader_config.py's with `overrides` over them: the limits by their short
+    names (:func:`autograde.execute.grading_settings`) and every setting of the classes that run a notebook, as
+    ``Class.name`` (so that one the command line sets, or one added later, is in the cache key)."""
+    overrides = overrides or {}
+    config = nbgrader_config(Path("."), overrides=overrides)
+    settings = grading_settings(overrides.get("GuardedExecute", {}).get("timeout"),
+                                overrides.get("SandboxKernelManager", {}))
+    for cls in (GuardedExecute, SandboxKernelManager):
+        for name in sorted(cls.class_traits(config=True)):
+            settings[f"{cls.__name__}.{name}"] = configured(config, cls, name)
+    return json.loads(json.dumps(settings, default=repr))  # (as the cache key hashes it)
 
 
 def default_jobs() -> int:
@@ -122,7 +139,7 @@ def grade(submissions: Path, out: Path, assignments: list[str] | None = None, pr
           jobs: int | None = None, roster: Path | None = None, student_pattern: str | None = None,
           timeout: int | None = None, scheduler: str | None = None, memory_mib: int | None = None,
           sandbox: bool | None = None, processes: int | None = None, disk_mib: int | None = None,
-          lms: str | None = None) -> GradeResult:
+          lms: str | None = None, overrides: dict | None = None) -> GradeResult:
     """Autograde every submission in `submissions`; write scores.csv, grades.csv, notes.csv, unmatched.csv,
     feedback/ and report.html into `out`.
 
@@ -140,7 +157,10 @@ def grade(submissions: Path, out: Path, assignments: list[str] | None = None, pr
     graded on that cluster's workers instead. The limits are nbgrader_config.py's,
     and each of `timeout` (seconds per cell), `memory_mib` (address space),
     `processes`, `disk_mib` and `sandbox` replaces its setting where given
-    (:class:`autograde.kernel_manager.SandboxKernelManager`). Kernels run in a
+    (:class:`autograde.kernel_manager.SandboxKernelManager`), as do
+    `overrides`, settings by class name (``{"GuardedExecute": {"timeout": 30}}``,
+    what the command line sets): they go over the file's whatever class it
+    sets them for. The cache key holds every setting in force. Kernels run in a
     bubblewrap sandbox (:mod:`autograde.sandbox`) unless the sandbox is off;
     when no sandbox can be made, :class:`SandboxUnavailable` is raised before
     anything is graded. A submission that cannot be graded gets rows with a
@@ -148,11 +168,16 @@ def grade(submissions: Path, out: Path, assignments: list[str] | None = None, pr
     """
     started = time.perf_counter()
     submissions, out = Path(submissions), Path(out)
-    # Only what the instructor typed goes over nbgrader_config.py's settings.
-    kernel = {name: value for name, value in [("memory_mib", memory_mib), ("max_processes", processes),
-                                              ("disk_mib", disk_mib), ("sandbox", sandbox)] if value is not None}
-    settings = grading_settings(timeout, kernel)
-    log.debug("grading under %s", ", ".join(f"{k}={v}" for k, v in settings.items()))
+    # Only what the instructor typed goes over nbgrader_config.py's settings, for the very class that uses it.
+    overrides = {section: dict(values) for section, values in (overrides or {}).items()}
+    if timeout is not None:
+        overrides.setdefault("GuardedExecute", {})["timeout"] = timeout
+    typed = [("memory_mib", memory_mib), ("max_processes", processes), ("disk_mib", disk_mib), ("sandbox", sandbox)]
+    overrides.setdefault("SandboxKernelManager", {}).update({k: v for k, v in typed if v is not None})
+    timeout = overrides.get("GuardedExecute", {}).get("timeout")
+    kernel = dict(overrides["SandboxKernelManager"])
+    settings = settings_in_force(overrides)
+    log.debug("grading under %s", ", ".join(f"{k}={v}" for k, v in settings.items() if "." not in k))
     if settings["sandbox"] and scheduler is None:  # (Dask workers check on their own machines)
         problem = check_sandbox()
         if problem is not None:
@@ -173,7 +198,7 @@ def grade(submissions: Path, out: Path, assignments: list[str] | None = None, pr
     fresh = _mark(Path(tempfile.mkdtemp(prefix=_NEXT, dir=out)))
     try:
         result = _grade_into(fresh, submissions, out, assignments, progress, jobs, roster, student_pattern, timeout,
-                             scheduler, kernel, settings, lms, started)
+                             scheduler, kernel, settings, lms, started, overrides)
     except BaseException:
         shutil.rmtree(fresh, ignore_errors=True)
         raise
@@ -183,13 +208,14 @@ def grade(submissions: Path, out: Path, assignments: list[str] | None = None, pr
 
 def _grade_into(fresh: Path, submissions: Path, out: Path, assignments: list[str] | None, progress: bool,
                 jobs: int | None, roster: Path | None, student_pattern: str | None, timeout: int | None,
-                scheduler: str | None, kernel: dict, settings: dict, lms: str | None, started: float) -> GradeResult:
+                scheduler: str | None, kernel: dict, settings: dict, lms: str | None, started: float,
+                overrides: dict) -> GradeResult:
     """Grade into `fresh`, reusing the results kept in `out` by the last run."""
     known = assignment_ids()
     for name in OWN_FOLDERS:
         _mark(fresh / name)
     collected = collect(submissions, fresh / "submitted", assignments or known, student_pattern, roster, lms,
-                        Collect(config=load_config()))
+                        Collect(config=nbgrader_config(Path("."), overrides=overrides)))
     write_unmatched(collected.unmatched, fresh / "unmatched.csv")
     chosen = assignments or sorted({a for _, a in collected.submissions}) or known
     found = {(s, a): collected.submissions.get((s, a)) for s in collected.students for a in chosen}
@@ -235,7 +261,7 @@ def _grade_into(fresh: Path, submissions: Path, out: Path, assignments: list[str
                 done(key, worker.grader_failure(*key, RuntimeError(
                     "the worker process grading it was lost twice (killed, or out of memory)")))
 
-            _grade_on_executor(todo, done, lost, base, jobs, scheduler, timeout, kernel)
+            _grade_on_executor(todo, done, lost, base, jobs, scheduler, timeout, kernel, overrides)
     rows = [row for key in found for row in results[key].rows]
     notes = {key: collected.notes.get(key, []) + results[key].notes for key in found
              if collected.notes.get(key) or results[key].notes}
@@ -247,7 +273,7 @@ def _grade_into(fresh: Path, submissions: Path, out: Path, assignments: list[str
 
 
 def _grade_on_executor(todo: dict[tuple[str, str], Path], done, lost, base: Path, jobs: int, scheduler: str | None,
-                       timeout: int | None, kernel: dict) -> None:
+                       timeout: int | None, kernel: dict, overrides: dict | None = None) -> None:
     """Grade the notebooks `todo` on the executor the options choose: Dask's, a process pool, or this process."""
     cores = default_jobs()
     if scheduler is not None:
@@ -257,18 +283,18 @@ def _grade_on_executor(todo: dict[tuple[str, str], Path], done, lost, base: Path
             log.info("grading on the Dask cluster at %s (%d worker(s))", scheduler,
                      len(client.scheduler_info().get("workers", {})))
             # The notebook travels as bytes: the worker may be on another machine.
-            tasks = {key: (*key, path.read_bytes(), 1, timeout, kernel) for key, path in todo.items()}
+            tasks = {key: (*key, path.read_bytes(), 1, timeout, kernel, overrides) for key, path in todo.items()}
             run_all(worker.grade_remote, tasks, lambda: client.get_executor(pure=False), done, lost)
     elif jobs == 1:
         # One submission at a time, in this process (its one thread may use every core for NumPy and PyTorch).
-        worker.start(base, cores, timeout, kernel)
+        worker.start(base, cores, timeout, kernel, overrides)
         tasks = {key: (*key, path) for key, path in todo.items()}
         run_all(worker.grade_submission, tasks, lambda: ThreadPoolExecutor(1), done, lost)
     else:
         log.debug("grading in %d worker processes", jobs)
         tasks = {key: (*key, path) for key, path in todo.items()}
         context = multiprocessing.get_context("spawn")  # no zmq or sqlite state inherited from here
-        initargs = (base, max(1, cores // jobs), timeout, kernel)
+        initargs = (base, max(1, cores // jobs), timeout, kernel, overrides)
         run_all(worker.grade_submission, tasks,
                 lambda: ProcessPoolExecutor(jobs, mp_context=context, initializer=worker.start_pool_worker,
                                             initargs=initargs),
