@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import re
 import sys
 from pathlib import Path
 
@@ -109,7 +110,7 @@ class GradeApp(Application):
         "student-pattern": "GradeApp.student_pattern", "gradebook": "GradeApp.gradebook",
         "gradebook-column": "GradeApp.gradebook_column",
         # The limits: each sets the class that applies it, over the file's value for that class or a parent.
-        "timeout": "GuardedExecute.timeout",
+        "timeout": ("GuardedExecute.timeout", "time limit of one cell in seconds"),
         **{option: f"SandboxKernelManager.{name}" for option, name in KERNEL_OPTIONS.items()},
         "missing-grades": "GradebookExport.missing",
     }
@@ -122,6 +123,19 @@ class GradeApp(Application):
                                                "and why"),
         "verbose": ({"GradeApp": {"verbose": True}}, "the same as -v"),
     }
+
+    def emit_alias_help(self):
+        """The options' help, each with the value nbgrader_config.py gives its setting (the class default shown
+        beside it is not what grading runs under)."""
+        from .course import configured
+
+        config, classes = load_config(), {c.__name__: c for c in self.classes}
+        for line in super().emit_alias_help():
+            found = re.search(r"Equivalent to: \[--(\w+)\.(\w+)", line)
+            if found and found[1] != "GradeApp":
+                value = configured(config, classes[found[1]], found[2])
+                yield f"    In force unless typed: {value!r} (autograde/nbgrader_config.py)"
+            yield line
 
     @property
     def classes(self) -> list[type]:  # (found when asked, so that nothing is imported before it is needed)
