@@ -15,7 +15,7 @@ import re
 import sys
 from pathlib import Path
 
-from traitlets import Bool, Enum, Integer, List, TraitError, Unicode
+from traitlets import Bool, Enum, HasTraits, Integer, List, TraitError, Unicode
 from traitlets.config import Application, Config, Configurable
 
 from .course import assignment_ids, load_config
@@ -181,13 +181,13 @@ def _check(app: GradeApp) -> tuple[Path, Path]:
     unknown_classes = sorted(set(app.cli_config) - known_classes)
     if unknown_classes:
         raise UsageError(f"no such class to configure: {', '.join(unknown_classes)} (see --help-all)")
-    for cls in [c for c in app.classes if c.__name__ in app.cli_config]:
+    for cls in [c for c in app.classes if c.__name__ in app.cli_config and c is not GradeApp]:  # (the app checked its own)
         traits = cls.class_traits(config=True)
         for name, value in app.cli_config[cls.__name__].items():
             if name not in traits:
                 raise UsageError(f"{cls.__name__} has no setting {name!r} (see --help-all)")
             try:
-                traits[name].validate(None, value)
+                traits[name].validate(HasTraits(), value)
             except TraitError as error:
                 raise UsageError(f"--{cls.__name__}.{name}: {error}") from None
     if len(app.extra_args) != 1:
