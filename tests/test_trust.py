@@ -224,7 +224,8 @@ def test_a_killed_worker_costs_one_retry_then_a_report_and_the_rest_is_graded(tm
     killed: dict[str, list[int]] = {"victim": [], "doomed": []}
     deadline = time.monotonic() + 600
     while proc.poll() is None and time.monotonic() < deadline:
-        for record in out.glob("nbgrader/worker-*/grading.json"):
+        # (A run is written into a fresh folder in OUT, swapped in at the end.)
+        for record in out.glob(".autograde-next-*/nbgrader/worker-*/grading.json"):
             try:
                 student = json.loads(record.read_text())[0]
             except (OSError, ValueError):
