@@ -27,6 +27,8 @@ from pathlib import Path
 
 from tqdm import tqdm
 from tqdm.contrib.logging import logging_redirect_tqdm
+from traitlets import Type
+from traitlets.utils.importstring import import_item
 
 from . import cache, worker
 from .classify import CellResult, Graded, Status, same_for_all
@@ -64,9 +66,20 @@ def settings_in_force(overrides: dict | None = None) -> dict:
     settings = grading_settings(overrides.get("GuardedExecute", {}).get("timeout"),
                                 overrides.get("SandboxKernelManager", {}))
     for cls in (GuardedExecute, SandboxKernelManager):
-        for name in sorted(cls.class_traits(config=True)):
-            settings[f"{cls.__name__}.{name}"] = configured(config, cls, name)
+        for name, trait in sorted(cls.class_traits(config=True).items()):
+            settings[f"{cls.__name__}.{name}"] = _stable(trait, configured(config, cls, name))
     return json.loads(json.dumps(settings, default=repr))  # (as the cache key hashes it)
+
+
+def _stable(trait, value):
+    """A setting's value as the same text in every run: a class setting given by its dotted name, or the class
+    itself once it was imported, both as the class's own name."""
+    if isinstance(trait, Type) and isinstance(value, str):
+        try:
+            value = import_item(value)
+        except ImportError:
+            return value
+    return f"{value.__module__}.{value.__qualname__}" if isinstance(value, type) else value
 
 
 def default_jobs() -> int:

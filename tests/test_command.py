@@ -85,3 +85,15 @@ def test_a_mistyped_option_or_value_is_an_error_not_ignored(tmp_path, capsys):
             status = stop.code
         assert status == 2, (argv, status, capsys.readouterr())
         assert not (tmp_path / "out").exists(), argv
+
+
+def test_the_settings_in_the_cache_key_read_the_same_after_grading_made_its_objects():
+    # (A class setting given by its dotted name becomes the class once an instance is made: same key, same class.)
+    from autograde.grade import settings_in_force
+    from autograde.kernel_manager import SandboxKernelManager
+
+    before = settings_in_force({"GuardedExecute": {"timeout": 7}})
+    SandboxKernelManager()
+    after = settings_in_force({"GuardedExecute": {"timeout": 7}})
+    assert {k: (v, after.get(k)) for k, v in before.items() if after.get(k) != v} == {}
+    assert before["timeout"] == before["GuardedExecute.timeout"] == 7
