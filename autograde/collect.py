@@ -29,7 +29,7 @@ from traitlets.config import Configurable
 from . import lms
 from .lms import DEFAULT_STUDENT_PATTERN, clean_stem, spreadsheet_cell, unsafe_student_id
 
-__all__ = ["DEFAULT_STUDENT_PATTERN", "Collect", "Collected", "Unmatched", "clean_stem", "collect", "match_assignment",
+__all__ = ["DEFAULT_STUDENT_PATTERN", "OUTPUT_MARKER", "Collect", "Collected", "Unmatched", "clean_stem", "collect", "match_assignment",
            "write_unmatched"]
 
 log = logging.getLogger(__name__)
@@ -63,8 +63,17 @@ def match_assignment(name: str, assignments: list[str]) -> str | None:
     return hits[0] if len(hits) == 1 else None
 
 
+# The grader's marker, in every folder `python -m autograde grade` writes: such a folder is its output, never a
+# submission (an --out folder inside the submissions folder is not a student).
+OUTPUT_MARKER = ".autograde-output"
+
+
 def _junk(name: str) -> bool:
     return name.startswith(".") or name == "__MACOSX"
+
+
+def _ours(folder: Path) -> bool:
+    return (folder / OUTPUT_MARKER).is_file() and not folder.is_symlink()
 
 
 def _unsafe(member: zipfile.ZipInfo, name: str) -> str | None:
@@ -145,7 +154,7 @@ def _walk(root: Path) -> tuple[list[PurePosixPath], list[Unmatched]]:
         here = Path(folder)
         for d in [d for d in dirs if (here / d).is_symlink()]:
             refused.append(Unmatched(str((here / d).relative_to(root)), "refused: a symbolic link (not followed)"))
-        dirs[:] = sorted(d for d in dirs if not _junk(d) and not (here / d).is_symlink())
+        dirs[:] = sorted(d for d in dirs if not _junk(d) and not (here / d).is_symlink() and not _ours(here / d))
         for name in sorted(names):
             rel = PurePosixPath((here / name).relative_to(root).as_posix())
             if _junk(name):
@@ -161,7 +170,7 @@ def _unwrap(top: Path, assignments: list[str], pattern: str | None) -> Path:
     """The folder of `top` that holds the class: single wrapping folders (``export/``) are not students."""
     root = top
     while True:
-        entries = [p for p in root.iterdir() if not _junk(p.name)]
+        entries = [p for p in root.iterdir() if not _junk(p.name) and not _ours(p)]
         if len(entries) != 1 or not entries[0].is_dir():
             return root
         inner = entries[0]
@@ -309,7 +318,7 @@ def _collect(top: Path, refused: list[Unmatched], dest: Path, assignments: list[
             notes[(student, assignment)] = [f"{layout.title} marked this submission late"]
     if layout.name in ("folders", "nbgrader"):  # a student's folder counts even when it holds no notebook
         folder_students |= {p.name for p in root.iterdir()
-                            if p.is_dir() and not _junk(p.name) and not unsafe_student_id(p.name)}
+                            if p.is_dir() and not _junk(p.name) and not unsafe_student_id(p.name) and not _ours(p)}
     students = roster_students or sorted(folder_students | {student for student, _ in submissions})
     for u in unmatched:
         log.debug("not graded: %s: %s", u.path, u.reason)

@@ -32,7 +32,7 @@ from traitlets.utils.importstring import import_item
 
 from . import cache, worker
 from .classify import CellResult, Graded, Status, same_for_all
-from .collect import Collect, Unmatched, collect, write_unmatched
+from .collect import OUTPUT_MARKER, Collect, Unmatched, collect, write_unmatched
 from .course import assignment_ids, configured, nbgrader_config
 from .execute import GuardedExecute, grading_settings
 from .feedback import write_feedback
@@ -50,7 +50,7 @@ log = logging.getLogger(__name__)
 
 # The grader's marker: a file in every folder it made (and in the output folder), so that a rerun replaces only
 # what the grader wrote, never an instructor's own folder of the same name (nbgrader's submitted/ and feedback/).
-MARKER = ".autograde-output"
+MARKER = OUTPUT_MARKER
 OWN_FOLDERS = ("nbgrader", "submitted", "results", "feedback")
 OWN_FILES = ("scores.csv", "grades.csv", "notes.csv", "unmatched.csv", "report.html",
              "gradebook-import.csv", "not_in_gradebook.csv")  # (the last two: written with --gradebook)
@@ -205,7 +205,7 @@ def grade(submissions: Path, out: Path, assignments: list[str] | None = None, pr
             f"refusing to grade into {out}: {', '.join(foreign)} there {'is' if len(foreign) == 1 else 'are'} not the "
             f"grader's (no {MARKER} marker) and would be replaced. Choose another --out (an empty or new folder, or "
             "one an earlier run wrote).")
-    out.mkdir(parents=True, exist_ok=True)
+    _mark(out)  # (before collecting: an --out inside the submissions folder is no student)
     _remove_leftovers(out)
     # Each run is written into a fresh folder and swapped in at the end: a run that fails changes nothing.
     fresh = _mark(Path(tempfile.mkdtemp(prefix=_NEXT, dir=out)))

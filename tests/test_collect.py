@@ -243,3 +243,18 @@ def test_a_notebook_over_the_per_notebook_limit_is_refused_from_a_zip_and_from_a
     reasons = {u.path: u.reason for u in got.unmatched}
     assert ("carol", FIRST) not in got.submissions and "3.0 GiB" in reasons.get(f"carol_{FIRST}.ipynb", ""), reasons
     assert not (dest / "carol").exists()
+
+
+def test_the_graders_own_output_inside_the_submissions_folder_is_no_student(tmp_path):
+    # `grade class --out class/grades`: the output of the last run (marked as the grader's) is not read as a student.
+    from autograde.collect import OUTPUT_MARKER
+
+    src = tmp_path / "class"
+    touch(src / "alice" / f"{FIRST}.ipynb")
+    touch(src / "bob" / f"{FIRST}.ipynb")
+    touch(src / "grades" / OUTPUT_MARKER, "")
+    touch(src / "grades" / "submitted" / OUTPUT_MARKER, "")
+    touch(src / "grades" / "submitted" / "alice" / FIRST / f"{FIRST}.ipynb")
+    got = collect(src, tmp_path / "run" / "submitted", ASSIGNMENTS)
+    assert got.students == ["alice", "bob"], got.students
+    assert not [u for u in got.unmatched if u.path.startswith("grades")], got.unmatched
