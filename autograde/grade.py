@@ -28,6 +28,7 @@ from pathlib import Path
 from tqdm import tqdm
 from tqdm.contrib.logging import logging_redirect_tqdm
 from traitlets import Type
+from traitlets.config import Configurable
 from traitlets.utils.importstring import import_item
 
 from . import cache, worker
@@ -65,10 +66,22 @@ def settings_in_force(overrides: dict | None = None) -> dict:
     config = nbgrader_config(Path("."), overrides=overrides)
     settings = grading_settings(overrides.get("GuardedExecute", {}).get("timeout"),
                                 overrides.get("SandboxKernelManager", {}))
-    for cls in (GuardedExecute, SandboxKernelManager):
+    for cls in (GuardedExecute, SandboxKernelManager, *_classes_named(set(overrides) - {"GuardedExecute",
+                                                                                     "SandboxKernelManager"})):
         for name, trait in sorted(cls.class_traits(config=True).items()):
             settings[f"{cls.__name__}.{name}"] = _stable(trait, configured(config, cls, name))
     return json.loads(json.dumps(settings, default=repr))  # (as the cache key hashes it)
+
+
+def _classes_named(names: set[str]) -> list[type]:
+    """The package's configurable classes of these names (settings typed for another class: also in the key)."""
+    found, todo = [], [Configurable]
+    while todo:
+        for sub in todo.pop().__subclasses__():
+            todo.append(sub)
+            if sub.__name__ in names and sub.__module__.startswith("autograde.") and sub not in found:
+                found.append(sub)
+    return sorted(found, key=lambda c: c.__name__)
 
 
 def _stable(trait, value):

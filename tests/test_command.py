@@ -97,3 +97,12 @@ def test_the_settings_in_the_cache_key_read_the_same_after_grading_made_its_obje
     after = settings_in_force({"GuardedExecute": {"timeout": 7}})
     assert {k: (v, after.get(k)) for k, v in before.items() if after.get(k) != v} == {}
     assert before["timeout"] == before["GuardedExecute.timeout"] == 7
+
+
+def test_a_setting_typed_for_any_class_is_in_the_cache_key():
+    from autograde.grade import settings_in_force
+
+    plain = settings_in_force({})
+    typed = settings_in_force({"Collect": {"max_notebook_mib": 7}, "GuardedExecute": {"max_output_chars": 1234}})
+    assert typed["Collect.max_notebook_mib"] == 7 and typed["GuardedExecute.max_output_chars"] == 1234
+    assert plain["GuardedExecute.max_output_chars"] != 1234
