@@ -322,3 +322,16 @@ def test_a_stray_notebook_of_another_assignment_never_changes_its_gradebook_colu
     assert [r["02 Additive attention (5502)"] for r in filled] == ["10.00", "9.00", "8.00"]
     assert [r["01 Weighted sum (5501)"] for r in filled] == ["10.00", "0", "0"]
     assert "changes only column '01 Weighted sum (5501)' (2 cell(s))" in proc.stdout, proc.stdout
+
+
+def test_a_student_id_that_reads_as_a_formula_is_escaped_in_every_csv_and_still_fills_the_gradebook(tmp_path):
+    files = {"=1+2_12345_900001_01-weighted-sum.ipynb": BROKEN,  # a Canvas name a spreadsheet would run
+             "jonesbob_12346_900002_01-weighted-sum.ipynb": BROKEN}
+    (tmp_path / "gradebook.csv").write_text(CANVAS_GRADEBOOK)
+    out, proc = graded_as("Canvas", tmp_path, files, "--gradebook", str(tmp_path / "gradebook.csv"))
+    for name in ("scores.csv", "grades.csv"):
+        ids = {r["student_id"] for r in read_rows(out / name)}
+        assert ids == {"'=1+2", "jonesbob"}, f"{name}: {ids}"
+    filled = {r["ID"]: r["01 Weighted sum (5501)"] for r in read_rows(out / "gradebook-import.csv")}
+    assert filled["12345"] == "0" and filled["12346"] == "0", filled  # (found by Canvas user id)
+    assert (out / "feedback" / "=1+2.html").is_file()
