@@ -335,3 +335,13 @@ def test_a_student_id_that_reads_as_a_formula_is_escaped_in_every_csv_and_still_
     filled = {r["ID"]: r["01 Weighted sum (5501)"] for r in read_rows(out / "gradebook-import.csv")}
     assert filled["12345"] == "0" and filled["12346"] == "0", filled  # (found by Canvas user id)
     assert (out / "feedback" / "=1+2.html").is_file()
+
+
+def test_a_renamed_notebook_in_the_nbgrader_layout_is_graded_in_full(tmp_path):
+    # The others kept the exact name; Colab's download of a Drive copy is "Copy of <a>.ipynb".
+    files = {f"alice/{FIRST}/{FIRST}.ipynb": BROKEN, f"bob/{FIRST}/{FIRST}.ipynb": BROKEN,
+             f"carol/{FIRST}/Copy of {FIRST}.ipynb": nbformat.writes(completed_notebook(FIRST))}
+    out, proc = graded_as("nbgrader", tmp_path, files)
+    carol = grades_by_student(out)["carol"]
+    assert float(carol["score"]) == float(carol["max_score"]) > 0, (carol, unmatched(out))
+    assert unmatched(out) == {}
