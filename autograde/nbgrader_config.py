@@ -47,7 +47,8 @@ c.Execute.timeout = 60
 c.Execute.shutdown_kernel = "immediate"
 
 # Student code runs in a bubblewrap sandbox (see autograde/sandbox.py) with these limits. These are the
-# defaults of `python -m autograde grade` too: its options (--timeout, --memory, ...) override only what is typed.
+# defaults of `python -m autograde grade` too: its options (--timeout, --memory, ...) override only what is typed,
+# and always win, whichever class a value here is set for (`python -m autograde grade --help-all` lists them all).
 c.SandboxKernelManager.sandbox = True
 c.SandboxKernelManager.memory_mib = 4096  # address space of a kernel
 c.SandboxKernelManager.file_size_mib = 512  # largest file a kernel may write
