@@ -1,121 +1,256 @@
-"""Command line: ``python -m autograde compile`` and ``python -m autograde grade``."""
+"""Command line: ``python -m autograde compile`` and ``python -m autograde grade``.
+
+``grade`` is a traitlets :class:`~traitlets.config.Application`: its settings
+are read from ``autograde/nbgrader_config.py`` and then from the command line,
+so what is typed always wins. Each option sets one setting of the class that
+uses it (``--timeout`` sets ``GuardedExecute.timeout``, ``--memory``
+``SandboxKernelManager.memory_mib``, ...), any setting can be typed as
+``--Class.name=value``, and ``--help-all`` lists them all.
+"""
 from __future__ import annotations
 
 import argparse
 import logging
+import re
 import sys
 from pathlib import Path
 
-from .course import assignment_ids
+from traitlets import Bool, Enum, HasTraits, Integer, List, TraitError, Unicode
+from traitlets.config import Application, Config, Configurable
+
+from .course import assignment_ids, load_config
 from .lms import LAYOUTS
+
+PROG = "python -m autograde"
+# The settings each option of `grade` sets, in the class that uses it.
+KERNEL_OPTIONS = {"memory": "memory_mib", "processes": "max_processes", "disk": "disk_mib"}
 
 
 def main(argv: list[str] | None = None) -> int:
     """Parse `argv` and run the chosen command; returns the exit status."""
-    parser = argparse.ArgumentParser(prog="python -m autograde", description=__doc__)
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["grade"]:
+        return _grade(argv[1:])
+    parser = argparse.ArgumentParser(prog=PROG, description=__doc__.split("\n\n")[0])
     commands = parser.add_subparsers(dest="command", required=True)
-
     comp = commands.add_parser("compile", help="regenerate exercises/<a>/<a>.ipynb from solutions/<a>/<a>.py")
     comp.add_argument("assignments", nargs="*", help="assignment ids (default: all)")
     comp.add_argument("-v", "--verbose", action="store_true", help="say what is done, and why")
-
-    grd = commands.add_parser("grade", help="autograde a folder of submissions into scores.csv and grades.csv")
-    grd.add_argument("submissions", type=Path,
-                     help="folder or zip: an LMS export (Canvas, Moodle, Blackboard, Google Classroom, Gradescope; "
-                          "recognised by its file names), nbgrader's <student_id>/<assignment_id>/<assignment_id>.ipynb "
-                          "layout, <student>/ folders or <student>_<anything>.ipynb files")
-    grd.add_argument("--out", type=Path, required=True, help="output folder for scores.csv, grades.csv and nbgrader's work")
-    grd.add_argument("--assignment", action="append", dest="assignments", help="grade only this assignment (repeatable)")
-    grd.add_argument("--jobs", type=int, default=None, help="submissions graded at once (default: one per CPU core)")
-    grd.add_argument("--scheduler", default=None,
-                     help="address of a Dask distributed scheduler (e.g. tcp://10.0.0.5:8786): grade on its workers; "
-                          "the workers need this repository's environment")
-    # Limits default to autograde/nbgrader_config.py's settings; only what is typed here goes over them.
-    grd.add_argument("--memory", type=int, default=None, metavar="MIB",
-                     help="address-space limit of each notebook's kernel in MiB (c.SandboxKernelManager.memory_mib)")
-    grd.add_argument("--timeout", type=int, default=None, help="time limit of one cell in seconds (c.Execute.timeout)")
-    grd.add_argument("--processes", type=int, default=None, metavar="N",
-                     help="processes (and threads) a kernel may start beyond its thread pools "
-                          "(c.SandboxKernelManager.max_processes; 0: no limit)")
-    grd.add_argument("--disk", type=int, default=None, metavar="MIB",
-                     help="size of the folder a sandboxed kernel may write to, in MiB "
-                          "(c.SandboxKernelManager.disk_mib; 0: no limit)")
-    grd.add_argument("--roster", type=Path, help="CSV with a student_id column: the students to grade")
-    grd.add_argument("--lms", choices=sorted(LAYOUTS), default=None,
-                     help="read the export with this LMS's naming instead of recognising it")
-    grd.add_argument("--student-pattern", default=None,
-                     help="regular expression with a group 'student' that finds the student id in a flat file name "
-                          "(for exports no layout recognises; default: the text before the first underscore)")
-    grd.add_argument("--gradebook", type=Path, default=None, metavar="CSV",
-                     help="a Canvas gradebook export or a Moodle grading worksheet: write a copy with the grades "
-                          "filled in, ready to import, as OUT/gradebook-import.csv")
-    grd.add_argument("--gradebook-column", default=None, metavar="TITLE",
-                     help="the gradebook column to fill (default: the one whose title names the assignment)")
-    grd.add_argument("--missing-grades", choices=["zero", "blank"], default=None,
-                     help="what students in the gradebook who handed nothing in get (c.GradebookExport.missing)")
-    grd.add_argument("--no-sandbox", action="store_true",
-                     help="run student code without the bubblewrap sandbox (only where no sandbox can be had: "
-                          "submissions could then read the solutions and other students' work and change grades)")
-    grd.add_argument("--quiet", action="store_true", help="no progress bar")
-    grd.add_argument("-v", "--verbose", action="store_true",
-                     help="say what was collected, recognised, repaired, reused, retried, and why")
-
+    commands.add_parser("grade", help="autograde a folder of submissions into scores.csv and grades.csv "
+                                      f"(see {PROG} grade --help, and --help-all for every setting)")
     args = parser.parse_args(argv)
     known = assignment_ids()
-    chosen = getattr(args, "assignments", None) or known
-    unknown = sorted(set(chosen) - set(known))
+    unknown = sorted(set(args.assignments) - set(known))
     if unknown:
         parser.error(f"unknown assignment(s): {', '.join(unknown)} (known: {', '.join(known)})")
-
     _log_to_stderr(args.verbose)
-    if args.command == "compile":
-        from .compile import compile_assignments, write_nbgrader_sources
+    from .compile import compile_assignments, write_nbgrader_sources
 
-        for path in compile_assignments(chosen) + write_nbgrader_sources(chosen):
-            print(f"wrote {path}")
-        return 0
+    chosen = args.assignments or known
+    for path in compile_assignments(chosen) + write_nbgrader_sources(chosen):
+        print(f"wrote {path}")
+    return 0
 
-    from . import gradebook
+
+def configurable_classes() -> list[type]:
+    """Every configurable class of the package that grading uses, each once (its settings can be typed as
+    ``--Class.name=value`` and are listed by ``--help-all``)."""
+    from . import collect, execute, gradebook, kernel_manager  # noqa: F401 (they define the classes)
+
+    found, todo = [], [Configurable]
+    while todo:
+        for sub in todo.pop().__subclasses__():
+            todo.append(sub)
+            if sub.__module__.startswith("autograde.") and sub not in found and not issubclass(sub, Application):
+                found.append(sub)
+    return sorted(found, key=lambda c: c.__name__)
+
+
+class GradeApp(Application):
+    """``python -m autograde grade SUBMISSIONS --out OUT [options]``."""
+
+    name = f"{PROG} grade"
+    description = (
+        "Autograde a folder or zip of submissions into scores.csv, grades.csv, notes.csv, feedback/ and report.html. "
+        "SUBMISSIONS is an LMS export (Canvas, Moodle, Blackboard, Google Classroom, Gradescope; recognised by its "
+        "file names), nbgrader's <student_id>/<assignment_id>/<assignment_id>.ipynb layout, <student>/ folders or "
+        "<student>_<anything>.ipynb files. Settings come from autograde/nbgrader_config.py, then from the command "
+        "line, which always wins.")
+    examples = f"{PROG} grade export.zip --out grades --assignment 01-weighted-sum --timeout 30"
+
+    out = Unicode("", help="output folder for scores.csv, grades.csv and nbgrader's work (required). A run is "
+                           "written into a fresh folder inside it and swapped in at the end; only what the grader "
+                           "wrote there (its marker file) is ever replaced").tag(config=True)
+    assignments = List(Unicode(), help="grade only this assignment (repeatable; default: every assignment "
+                                       "submitted)").tag(config=True)
+    jobs = Integer(None, allow_none=True, help="submissions graded at once (default: the cores this process may "
+                                               "use)").tag(config=True)
+    scheduler = Unicode(None, allow_none=True, help="address of a Dask distributed scheduler (e.g. "
+                                                    "tcp://10.0.0.5:8786): grade on its workers; the workers need "
+                                                    "this repository's environment").tag(config=True)
+    roster = Unicode(None, allow_none=True, help="CSV with a student_id column: the students to grade"
+                     ).tag(config=True)
+    lms = Enum(sorted(LAYOUTS), None, allow_none=True, help="read the export with this LMS's naming instead of "
+                                                           "recognising it").tag(config=True)
+    student_pattern = Unicode(None, allow_none=True, help="regular expression with a group 'student' that finds "
+                              "the student id in a flat file name (for exports no layout recognises; default: the "
+                              "text before the first underscore)").tag(config=True)
+    gradebook = Unicode(None, allow_none=True, help="a Canvas gradebook export or a Moodle grading worksheet: write "
+                        "a copy with the grades of the run's assignment filled in, ready to import, as "
+                        "OUT/gradebook-import.csv").tag(config=True)
+    gradebook_column = Unicode(None, allow_none=True, help="the gradebook column to fill (default: the one whose "
+                               "title names the assignment)").tag(config=True)
+    quiet = Bool(False, help="no progress bar").tag(config=True)
+    verbose = Bool(False, help="say what was collected, recognised, repaired, reused, retried, and why"
+                   ).tag(config=True)
+
+    aliases = {
+        "out": "GradeApp.out", "assignment": "GradeApp.assignments", "jobs": "GradeApp.jobs",
+        "scheduler": "GradeApp.scheduler", "roster": "GradeApp.roster", "lms": "GradeApp.lms",
+        "student-pattern": "GradeApp.student_pattern", "gradebook": "GradeApp.gradebook",
+        "gradebook-column": "GradeApp.gradebook_column",
+        # The limits: each sets the class that applies it, over the file's value for that class or a parent.
+        "timeout": ("GuardedExecute.timeout", "time limit of one cell in seconds"),
+        **{option: f"SandboxKernelManager.{name}" for option, name in KERNEL_OPTIONS.items()},
+        "missing-grades": "GradebookExport.missing",
+    }
+    flags = {
+        "no-sandbox": ({"SandboxKernelManager": {"sandbox": False}},
+                       "run student code without the bubblewrap sandbox (only where no sandbox can be had: "
+                       "submissions could then read the solutions and other students' work and change grades)"),
+        "quiet": ({"GradeApp": {"quiet": True}}, "no progress bar"),
+        "v": ({"GradeApp": {"verbose": True}}, "say what was collected, recognised, repaired, reused, retried, "
+                                               "and why"),
+        "verbose": ({"GradeApp": {"verbose": True}}, "the same as -v"),
+    }
+
+    def emit_alias_help(self):
+        """The options' help, each with the value nbgrader_config.py gives its setting (the class default shown
+        beside it is not what grading runs under)."""
+        from .course import configured
+
+        config, classes = load_config(), {c.__name__: c for c in self.classes}
+        for line in super().emit_alias_help():
+            found = re.search(r"Equivalent to: \[--(\w+)\.(\w+)", line)
+            if found and found[1] != "GradeApp":
+                value = configured(config, classes[found[1]], found[2])
+                yield f"    In force unless typed: {value!r} (autograde/nbgrader_config.py)"
+            yield line
+
+    @property
+    def classes(self) -> list[type]:  # (found when asked, so that nothing is imported before it is needed)
+        return [GradeApp, *configurable_classes()]
+
+    def settings(self) -> Config:
+        """The settings in force: nbgrader_config.py's, then the command line's over them."""
+        config = load_config()
+        config.merge(self.cli_config)
+        return config
+
+    def typed(self) -> dict[str, dict]:
+        """What the command line set, by class (the grading classes' settings only)."""
+        return {section: dict(values) for section, values in self.cli_config.items()
+                if isinstance(values, Config) and section != "GradeApp"}
+
+
+class UsageError(Exception):
+    """A command line that cannot be run (exit status 2)."""
+
+
+def _grade(argv: list[str]) -> int:
+    app = GradeApp()
+    try:
+        app.parse_command_line(argv)
+        app.update_config(app.settings())
+        return _run(app)
+    except UsageError as error:
+        print(f"{PROG} grade: error: {error}\n(see {PROG} grade --help)", file=sys.stderr)
+        return 2
+    except SystemExit as stop:  # traitlets ends with status 1 on a value of the wrong type; that is a usage error
+        if stop.code == 1:
+            return 2
+        raise
+
+
+def _check(app: GradeApp) -> tuple[Path, Path]:
+    """The submissions and output folder; UsageError for anything that cannot be run."""
+    unknown_options = [f"--{name}" for name, value in app.cli_config.items() if not isinstance(value, Config)]
+    if unknown_options:
+        raise UsageError(f"unrecognised option(s): {', '.join(unknown_options)}")
+    known_classes = {c.__name__ for c in app.classes}
+    unknown_classes = sorted(set(app.cli_config) - known_classes)
+    if unknown_classes:
+        raise UsageError(f"no such class to configure: {', '.join(unknown_classes)} (see --help-all)")
+    for cls in [c for c in app.classes if c.__name__ in app.cli_config and c is not GradeApp]:  # (the app checked its own)
+        traits = cls.class_traits(config=True)
+        for name, value in app.cli_config[cls.__name__].items():
+            if name not in traits:
+                raise UsageError(f"{cls.__name__} has no setting {name!r} (see --help-all)")
+            try:
+                traits[name].validate(HasTraits(), value)
+            except TraitError as error:
+                raise UsageError(f"--{cls.__name__}.{name}: {error}") from None
+    if len(app.extra_args) != 1:
+        raise UsageError("give one folder or zip of submissions" if not app.extra_args
+                         else f"one folder or zip of submissions, not {len(app.extra_args)}: {app.extra_args}")
+    if not app.out:
+        raise UsageError("--out is required")
+    submissions = Path(app.extra_args[0])
+    known = assignment_ids()
+    unknown = sorted(set(app.assignments) - set(known))
+    if unknown:
+        raise UsageError(f"unknown assignment(s): {', '.join(unknown)} (known: {', '.join(known)})")
+    if not submissions.exists():
+        raise UsageError(f"{submissions} does not exist")
+    if app.roster is not None and not Path(app.roster).is_file():
+        raise UsageError(f"roster {app.roster} is not a file")
+    if app.jobs is not None and app.jobs < 1:
+        raise UsageError("--jobs must be at least 1")
+    typed = app.typed()
+    memory = typed.get("SandboxKernelManager", {}).get("memory_mib")
+    if memory is not None and memory < 256:
+        raise UsageError("--memory must be at least 256 MiB (the kernel itself needs that much)")
+    timeout = typed.get("GuardedExecute", {}).get("timeout")
+    if timeout is not None and timeout < 1:
+        raise UsageError("--timeout must be at least 1 second")
+    for option, name in KERNEL_OPTIONS.items():
+        value = typed.get("SandboxKernelManager", {}).get(name)
+        if option != "memory" and value is not None and value < 0:
+            raise UsageError(f"--{option} must be 0 (no limit) or more")
+    if app.gradebook is not None:
+        from . import gradebook
+
+        if not Path(app.gradebook).is_file():
+            raise UsageError(f"gradebook {app.gradebook} is not a file")
+        try:
+            gradebook.kind_of(Path(app.gradebook))  # before grading: a wrong file is found at once
+        except ValueError as error:
+            raise UsageError(str(error)) from None
+    return submissions, Path(app.out)
+
+
+def _run(app: GradeApp) -> int:
+    submissions, out = _check(app)
+    _log_to_stderr(app.verbose)
     from .grade import SandboxUnavailable, grade
 
-    if not args.submissions.exists():
-        parser.error(f"{args.submissions} does not exist")
-    if args.roster is not None and not args.roster.is_file():
-        parser.error(f"roster {args.roster} is not a file")
-    if args.jobs is not None and args.jobs < 1:
-        parser.error("--jobs must be at least 1")
-    if args.memory is not None and args.memory < 256:
-        parser.error("--memory must be at least 256 MiB (the kernel itself needs that much)")
-    if args.timeout is not None and args.timeout < 1:
-        parser.error("--timeout must be at least 1 second")
-    for name in ("processes", "disk"):
-        if getattr(args, name) is not None and getattr(args, name) < 0:
-            parser.error(f"--{name} must be 0 (no limit) or more")
-    if args.gradebook is not None:
-        if not args.gradebook.is_file():
-            parser.error(f"gradebook {args.gradebook} is not a file")
-        try:
-            gradebook.kind_of(args.gradebook)  # before grading: a wrong file is found at once
-        except ValueError as error:
-            parser.error(str(error))
     try:
-        result = grade(args.submissions, args.out, getattr(args, "assignments", None), progress=not args.quiet,
-                     jobs=args.jobs, roster=args.roster, student_pattern=args.student_pattern, timeout=args.timeout,
-                     scheduler=args.scheduler, memory_mib=args.memory, sandbox=False if args.no_sandbox else None,
-                     processes=args.processes, disk_mib=args.disk, lms=args.lms)
+        result = grade(submissions, out, app.assignments or None, progress=not app.quiet, jobs=app.jobs,
+                       roster=Path(app.roster) if app.roster else None, student_pattern=app.student_pattern,
+                       scheduler=app.scheduler, lms=app.lms, overrides=app.typed())
     except (NotADirectoryError, ValueError) as error:
-        parser.error(str(error))
+        raise UsageError(str(error)) from None
     except SandboxUnavailable as error:
-        print(f"python -m autograde grade: refusing to grade without a sandbox: {error}", file=sys.stderr)
+        print(f"{PROG} grade: refusing to grade without a sandbox: {error}", file=sys.stderr)
         return 2
     print(f"{result.submissions} submission(s): {result.graded} graded now, {result.reused} unchanged since the last "
           f"run into this folder; {result.problems} test cell(s) with errors, timeouts, crashes, tampering or missing "
           "notebooks")
-    print(f"wrote {args.out / 'scores.csv'}, {args.out / 'grades.csv'}, feedback in {args.out / 'feedback'} "
-          f"and the report {args.out / 'report.html'}; "
-          f"{len(result.unmatched)} file(s) not graded, listed in {args.out / 'unmatched.csv'}")
-    if args.gradebook is not None:
-        return _fill_gradebook(args)
+    print(f"wrote {out / 'scores.csv'}, {out / 'grades.csv'}, feedback in {out / 'feedback'} "
+          f"and the report {out / 'report.html'}; "
+          f"{len(result.unmatched)} file(s) not graded, listed in {out / 'unmatched.csv'}")
+    if app.gradebook is not None:
+        return _fill_gradebook(app, out)
     return 0
 
 
@@ -130,24 +265,25 @@ def _log_to_stderr(verbose: bool) -> None:
     ours.propagate = False
 
 
-def _fill_gradebook(args) -> int:
+def _fill_gradebook(app: GradeApp, out: Path) -> int:
     """Fill the instructor's gradebook export with the grades just written; print what was done."""
     from . import gradebook
-    from .course import load_config
 
-    missing = args.missing_grades or gradebook.GradebookExport(config=load_config()).missing
+    missing = gradebook.GradebookExport(config=app.settings()).missing
     try:
-        filled = gradebook.fill(args.gradebook, args.out / "scores.csv", args.out, missing, args.gradebook_column)
+        filled = gradebook.fill(Path(app.gradebook), out / "scores.csv", out, missing, app.gradebook_column,
+                                app.assignments or None)
     except ValueError as error:
-        print(f"python -m autograde grade: the grades are written, but not into the gradebook: {error}", file=sys.stderr)
+        print(f"{PROG} grade: the grades are written, but not into the gradebook: {error}", file=sys.stderr)
         return 2
     scaled = [f"{filled.columns[a]!r}" + (f" (scaled to its {filled.points[a]:g} points)" if filled.points[a] else "")
               for a in filled.columns]
+    print("the gradebook copy changes only " + ", ".join(f"column {c!r} ({n} cell(s))" for c, n in filled.changed.items()))
     print(f"wrote {filled.path}, the {filled.kind} ready to import: {filled.filled} grade(s) in {', '.join(scaled)}; "
           f"{filled.missing} student(s) there with nothing handed in "
           + ("got 0" if missing == "zero" else "left as exported") + "; "
           f"{len(filled.absent)} student(s) graded but not in the gradebook"
-          + (f", listed in {args.out / gradebook.ABSENT_FILE}: "
+          + (f", listed in {out / gradebook.ABSENT_FILE}: "
              + ", ".join(f"{s} ({lms_id or 'no LMS id'})" for s, lms_id, _ in filled.absent[:10]) if filled.absent else ""))
     return 0
 

@@ -27,13 +27,12 @@ from traitlets import Integer
 from traitlets.config import Configurable
 
 from . import lms
-from .lms import DEFAULT_STUDENT_PATTERN
+from .lms import DEFAULT_STUDENT_PATTERN, clean_stem, spreadsheet_cell, unsafe_student_id
 
-__all__ = ["DEFAULT_STUDENT_PATTERN", "Collect", "Collected", "Unmatched", "clean_stem", "collect", "match_assignment",
+__all__ = ["DEFAULT_STUDENT_PATTERN", "OUTPUT_MARKER", "Collect", "Collected", "Unmatched", "clean_stem", "collect", "match_assignment",
            "write_unmatched"]
 
 log = logging.getLogger(__name__)
-_NOISE = re.compile(r"^copy of |\s*\(\d+\)$|-checkpoint$|\s+copy$", re.IGNORECASE)
 
 
 class Collect(Configurable):
@@ -41,6 +40,9 @@ class Collect(Configurable):
 
     max_unzipped_mib = Integer(4096, help="largest total size in MiB a zip of submissions may expand to; a larger "
                                           "one (a zip bomb) is refused before anything is extracted").tag(config=True)
+    max_notebook_mib = Integer(50, help="largest size in MiB of one file of an export (a notebook is far smaller): "
+                                        "a larger one is not extracted or copied, and is listed in unmatched.csv "
+                                        "with the reason").tag(config=True)
 
 
 @dataclass
@@ -49,15 +51,6 @@ class Unmatched:
 
     path: str
     reason: str
-
-
-def clean_stem(name: str) -> str:
-    """A notebook's file name without extension and without 'Copy of', '(1)', '-checkpoint'."""
-    stem = PurePosixPath(name).stem.strip()
-    previous = None
-    while previous != stem:
-        previous, stem = stem, _NOISE.sub("", stem).strip()
-    return stem.lower()
 
 
 def match_assignment(name: str, assignments: list[str]) -> str | None:
@@ -70,8 +63,17 @@ def match_assignment(name: str, assignments: list[str]) -> str | None:
     return hits[0] if len(hits) == 1 else None
 
 
+# The grader's marker, in every folder `python -m autograde grade` writes: such a folder is its output, never a
+# submission (an --out folder inside the submissions folder is not a student).
+OUTPUT_MARKER = ".autograde-output"
+
+
 def _junk(name: str) -> bool:
     return name.startswith(".") or name == "__MACOSX"
+
+
+def _ours(folder: Path) -> bool:
+    return (folder / OUTPUT_MARKER).is_file() and not folder.is_symlink()
 
 
 def _unsafe(member: zipfile.ZipInfo, name: str) -> str | None:
@@ -89,8 +91,20 @@ def _size(n: int) -> str:
     return f"{n / 2**30:.1f} GiB" if n >= 2**30 else f"{n / 2**20:.1f} MiB"
 
 
-def _extract(source: Path, root: Path, limit_mib: int) -> list[Unmatched]:
+def _too_big(size: int, limit_mib: int) -> str | None:
+    """Why a file of `size` bytes is refused under the per-file limit, or None."""
+    if size <= limit_mib * 2**20:
+        return None
+    return (f"refused: {_size(size)}, more than the limit of {limit_mib} MiB for one file "
+            "(c.Collect.max_notebook_mib in autograde/nbgrader_config.py)")
+
+
+def _extract(source: Path, root: Path, limit_mib: int, file_limit_mib: int) -> list[Unmatched]:
     """Extract the zip `source` into `root`; return the members refused. Raises ValueError for a zip bomb.
+
+    A member whose recorded size is over `file_limit_mib` is refused without
+    being extracted; the whole archive is refused if its recorded sizes add up
+    to more than `limit_mib`.
 
     Each file keeps the date the archive records for it (``ZipInfo.date_time``),
     so that "newest" means newest in the archive, not last extracted.
@@ -113,7 +127,7 @@ def _extract(source: Path, root: Path, limit_mib: int) -> list[Unmatched]:
         root.mkdir(parents=True, exist_ok=True)
         for member in members:
             name = member.filename.replace("\\", "/")  # some Windows tools write backslashes
-            problem = _unsafe(member, name)
+            problem = _unsafe(member, name) or _too_big(member.file_size, file_limit_mib)
             target = root / name
             if problem is None and not target.resolve().is_relative_to(root.resolve()):
                 problem = "refused: a path that leads out of the archive's folder"
@@ -140,7 +154,7 @@ def _walk(root: Path) -> tuple[list[PurePosixPath], list[Unmatched]]:
         here = Path(folder)
         for d in [d for d in dirs if (here / d).is_symlink()]:
             refused.append(Unmatched(str((here / d).relative_to(root)), "refused: a symbolic link (not followed)"))
-        dirs[:] = sorted(d for d in dirs if not _junk(d) and not (here / d).is_symlink())
+        dirs[:] = sorted(d for d in dirs if not _junk(d) and not (here / d).is_symlink() and not _ours(here / d))
         for name in sorted(names):
             rel = PurePosixPath((here / name).relative_to(root).as_posix())
             if _junk(name):
@@ -156,7 +170,7 @@ def _unwrap(top: Path, assignments: list[str], pattern: str | None) -> Path:
     """The folder of `top` that holds the class: single wrapping folders (``export/``) are not students."""
     root = top
     while True:
-        entries = [p for p in root.iterdir() if not _junk(p.name)]
+        entries = [p for p in root.iterdir() if not _junk(p.name) and not _ours(p)]
         if len(entries) != 1 or not entries[0].is_dir():
             return root
         inner = entries[0]
@@ -206,17 +220,17 @@ def collect(source: Path, dest: Path, assignments: list[str], student_pattern: s
     with tempfile.TemporaryDirectory(prefix=".unzipped-", dir=dest.parent) as scratch:
         if source.is_file() and zipfile.is_zipfile(source):
             top = Path(scratch) / "export"
-            refused = _extract(source, top, settings.max_unzipped_mib)
+            refused = _extract(source, top, settings.max_unzipped_mib, settings.max_notebook_mib)
             top.mkdir(exist_ok=True)
         elif source.is_dir():
             top, refused = source, []
         else:
             raise NotADirectoryError(f"{source} is neither a folder nor a zip file of submissions")
-        return _collect(top, refused, dest, assignments, student_pattern, roster, lms_name)
+        return _collect(top, refused, dest, assignments, student_pattern, roster, lms_name, settings.max_notebook_mib)
 
 
 def _collect(top: Path, refused: list[Unmatched], dest: Path, assignments: list[str], student_pattern: str | None,
-             roster: Path | None, lms_name: str | None) -> Collected:
+             roster: Path | None, lms_name: str | None, file_limit_mib: int) -> Collected:
     root = _unwrap(top, assignments, student_pattern)
     files, links = _walk(root)
     unmatched = refused + links
@@ -227,6 +241,13 @@ def _collect(top: Path, refused: list[Unmatched], dest: Path, assignments: list[
     def shown(rel: PurePosixPath) -> str:  # paths in unmatched.csv start where the export does
         return str(where / rel) if str(where) != "." else str(rel)
 
+    # One check of the student ids, whatever layout (or pattern) read them: an id names folders and files.
+    refused_ids: dict[PurePosixPath, str] = {}
+    for rel, found in entries.items():
+        problems = [p for p in map(unsafe_student_id, (e.student for e in found)) if p]
+        if problems:
+            refused_ids[rel] = problems[0]
+        entries[rel] = [e for e in found if not unsafe_student_id(e.student)]
     lms_ids: dict[str, set[str]] = {}
     for found in entries.values():
         for e in found:
@@ -244,9 +265,16 @@ def _collect(top: Path, refused: list[Unmatched], dest: Path, assignments: list[
         if rel.suffix.lower() != ".ipynb":
             unmatched.append(Unmatched(shown(rel), "not a notebook (.ipynb)"))
             continue
+        if rel in refused_ids and not found:
+            unmatched.append(Unmatched(shown(rel), f"refused: {refused_ids[rel]}"))
+            continue
         if not found:
             unmatched.append(Unmatched(shown(rel), f"no student id: the name does not follow {layout.title}'s naming"
                                        if layout.name != "folders" else "no student id in the path or file name"))
+            continue
+        too_big = _too_big((root / rel).stat().st_size, file_limit_mib)
+        if too_big:
+            unmatched.append(Unmatched(shown(rel), too_big))
             continue
         for e in found:
             assignment = match_assignment(e.file_name, assignments) or (
@@ -265,6 +293,9 @@ def _collect(top: Path, refused: list[Unmatched], dest: Path, assignments: list[
             if not reader.fieldnames or "student_id" not in reader.fieldnames:
                 raise ValueError(f"{roster} needs a 'student_id' column")
             roster_students = [row["student_id"].strip() for row in reader if row["student_id"].strip()]
+        for student in [s for s in roster_students if unsafe_student_id(s)]:
+            unmatched.append(Unmatched(str(roster), f"refused: {unsafe_student_id(student)} (in the roster)"))
+        roster_students = [s for s in roster_students if not unsafe_student_id(s)]
 
     submissions: dict[tuple[str, str], Path] = {}
     notes: dict[tuple[str, str], list[str]] = {}
@@ -286,7 +317,8 @@ def _collect(top: Path, refused: list[Unmatched], dest: Path, assignments: list[
         if entry.late:
             notes[(student, assignment)] = [f"{layout.title} marked this submission late"]
     if layout.name in ("folders", "nbgrader"):  # a student's folder counts even when it holds no notebook
-        folder_students |= {p.name for p in root.iterdir() if p.is_dir() and not _junk(p.name)}
+        folder_students |= {p.name for p in root.iterdir()
+                            if p.is_dir() and not _junk(p.name) and not unsafe_student_id(p.name) and not _ours(p)}
     students = roster_students or sorted(folder_students | {student for student, _ in submissions})
     for u in unmatched:
         log.debug("not graded: %s: %s", u.path, u.reason)
@@ -297,8 +329,8 @@ def _collect(top: Path, refused: list[Unmatched], dest: Path, assignments: list[
 
 
 def write_unmatched(unmatched: list[Unmatched], path: Path) -> None:
-    """Write the files that were not graded, and why, as CSV (columns path, reason)."""
+    """Write the files that were not graded, and why, as CSV (columns path, reason; no cell starts a formula)."""
     with open(path, "w", newline="") as f:
         writer = csv.writer(f)
         writer.writerow(["path", "reason"])
-        writer.writerows((u.path, u.reason) for u in unmatched)
+        writer.writerows((spreadsheet_cell(u.path), spreadsheet_cell(u.reason)) for u in unmatched)

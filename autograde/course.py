@@ -96,18 +96,26 @@ def configured(config: Config, cls: type, name: str):
     return value
 
 
-def nbgrader_config(root: Path, timeout: int | None = None, kernel: dict | None = None) -> Config:
+def nbgrader_config(root: Path, timeout: int | None = None, kernel: dict | None = None,
+                    overrides: dict | None = None) -> Config:
     """This course's nbgrader configuration, with the course directory moved to `root`.
 
     Everything lives under `root` (source/, release/, submitted/, autograded/,
     feedback/, gradebook.db), so nothing in the repository is touched.
-    `timeout`, if given, replaces the per-cell time limit in seconds;
+    `overrides` (settings by class name, ``{"GuardedExecute": {"timeout": 30}}``:
+    what the command line set) go over the file's, for the class named.
+    `timeout`, if given, replaces the per-cell time limit in seconds (set for
+    :class:`autograde.execute.GuardedExecute`, the class that runs the cells, so
+    that it wins over a value the file sets for it or for nbgrader's Execute);
     `kernel` sets options of :class:`autograde.kernel_manager.SandboxKernelManager`
     (``sandbox``, ``memory_mib``, ``threads``, ...).
     """
     config = load_config()
+    for section, values in (overrides or {}).items():
+        for name, value in values.items():
+            config[section][name] = value
     if timeout is not None:
-        config.Execute.timeout = timeout
+        config.GuardedExecute.timeout = timeout
     for name, value in (kernel or {}).items():
         config.SandboxKernelManager[name] = value
     course = config.CourseDirectory
@@ -118,15 +126,16 @@ def nbgrader_config(root: Path, timeout: int | None = None, kernel: dict | None 
     return config
 
 
-def nbgrader_api(root: Path, timeout: int | None = None, kernel: dict | None = None) -> NbGraderAPI:
+def nbgrader_api(root: Path, timeout: int | None = None, kernel: dict | None = None,
+                 overrides: dict | None = None) -> NbGraderAPI:
     """An nbgrader API object for the course directory `root` (options as :func:`nbgrader_config`)."""
     prepare_nbgrader()
-    config = nbgrader_config(root, timeout, kernel)
+    config = nbgrader_config(root, timeout, kernel, overrides)
     return NbGraderAPI(coursedir=CourseDirectory(config=config), config=config)
 
 
 def make_course(root: Path, assignments: list[str], timeout: int | None = None,
-                kernel: dict | None = None) -> NbGraderAPI:
+                kernel: dict | None = None, overrides: dict | None = None) -> NbGraderAPI:
     """Create an nbgrader course at `root` holding `assignments`, generated and in its gradebook.
 
     Writes ``root/source/<a>/<a>.ipynb`` from the jupytext sources and runs
@@ -135,7 +144,7 @@ def make_course(root: Path, assignments: list[str], timeout: int | None = None,
     version to ``root/release/<a>/<a>.ipynb``.
     """
     root.mkdir(parents=True, exist_ok=True)
-    api = nbgrader_api(root, timeout, kernel)
+    api = nbgrader_api(root, timeout, kernel, overrides)
     for assignment in assignments:
         folder = root / "source" / assignment
         if folder.exists():

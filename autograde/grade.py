@@ -6,13 +6,20 @@ each submission in :mod:`autograde.worker`: normalise, execute, classify) →
 write scores.csv, grades.csv, notes.csv (:mod:`autograde.outputs`), feedback
 (:mod:`autograde.feedback`) and report.html (:mod:`autograde.report`). The
 submissions and the repository are only read.
+
+A run writes into a fresh folder inside the output folder and swaps it in at
+the end, so a run that fails leaves the last run's output as it was. The grader
+replaces only what it wrote itself: folders that carry its marker file and, in
+an output folder that carries the marker, the files it names.
 """
 from __future__ import annotations
 
+import json
 import logging
 import multiprocessing
 import os
 import shutil
+import tempfile
 import time
 from concurrent.futures import Future, ProcessPoolExecutor, ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -20,22 +27,116 @@ from pathlib import Path
 
 from tqdm import tqdm
 from tqdm.contrib.logging import logging_redirect_tqdm
+from traitlets import Type
+from traitlets.config import Configurable
+from traitlets.utils.importstring import import_item
 
 from . import cache, worker
 from .classify import CellResult, Graded, Status, same_for_all
-from .collect import Collect, Unmatched, collect, write_unmatched
-from .course import REPO, assignment_ids, load_config
-from .execute import grading_settings
+from .collect import OUTPUT_MARKER, Collect, Unmatched, collect, write_unmatched
+from .course import REPO, assignment_ids, configured, nbgrader_config
+from .execute import GuardedExecute, grading_settings
 from .feedback import write_feedback
+from .kernel_manager import SandboxKernelManager
 from .outputs import write_csvs, write_notes
 from .report import write_report
 from .run import run_all
 from .sandbox import check_sandbox
 from .worker import SandboxUnavailable
 
-__all__ = ["GradeResult", "SandboxUnavailable", "grade"]
+__all__ = ["MARKER", "OWN_FILES", "OWN_FOLDERS", "GradeResult", "SandboxUnavailable", "default_jobs", "grade",
+           "settings_in_force"]
 
 log = logging.getLogger(__name__)
+
+# The grader's marker: a file in every folder it made (and in the output folder), so that a rerun replaces only
+# what the grader wrote, never an instructor's own folder of the same name (nbgrader's submitted/ and feedback/).
+MARKER = OUTPUT_MARKER
+OWN_FOLDERS = ("nbgrader", "submitted", "results", "feedback")
+OWN_FILES = ("scores.csv", "grades.csv", "notes.csv", "unmatched.csv", "report.html",
+             "gradebook-import.csv", "not_in_gradebook.csv")  # (the last two: written with --gradebook)
+_NEXT, _OLD = ".autograde-next-", ".autograde-old-"
+
+
+def settings_in_force(overrides: dict | None = None) -> dict:
+    """Every setting grading runs under, nbgrader_config.py's with `overrides` over them: the limits by their short
+    names (:func:`autograde.execute.grading_settings`) and every setting of the classes that run a notebook, as
+    ``Class.name`` (so that one the command line sets, or one added later, is in the cache key)."""
+    overrides = overrides or {}
+    config = nbgrader_config(Path("."), overrides=overrides)
+    settings = grading_settings(overrides.get("GuardedExecute", {}).get("timeout"),
+                                overrides.get("SandboxKernelManager", {}))
+    for cls in (GuardedExecute, SandboxKernelManager, *_classes_named(set(overrides) - {"GuardedExecute",
+                                                                                     "SandboxKernelManager"})):
+        for name, trait in sorted(cls.class_traits(config=True).items()):
+            settings[f"{cls.__name__}.{name}"] = _stable(trait, configured(config, cls, name))
+    return json.loads(json.dumps(settings, default=repr))  # (as the cache key hashes it)
+
+
+def _classes_named(names: set[str]) -> list[type]:
+    """The package's configurable classes of these names (settings typed for another class: also in the key)."""
+    found, todo = [], [Configurable]
+    while todo:
+        for sub in todo.pop().__subclasses__():
+            todo.append(sub)
+            if sub.__name__ in names and sub.__module__.startswith("autograde.") and sub not in found:
+                found.append(sub)
+    return sorted(found, key=lambda c: c.__name__)
+
+
+def _stable(trait, value):
+    """A setting's value as the same text in every run: a class setting given by its dotted name, or the class
+    itself once it was imported, both as the class's own name."""
+    if isinstance(trait, Type) and isinstance(value, str):
+        try:
+            value = import_item(value)
+        except ImportError:
+            return value
+    return f"{value.__module__}.{value.__qualname__}" if isinstance(value, type) else value
+
+
+def default_jobs() -> int:
+    """Submissions graded at once by default: the cores this process may use (its CPU affinity, which a container
+    or ``taskset`` limits), not all the machine has."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):  # (no affinity on this platform)
+        return os.cpu_count() or 1
+
+
+def _not_ours(out: Path) -> list[str]:
+    """What the grader would replace in `out` but did not write (no marker): it must not be replaced."""
+    found = [f"{name}/" for name in OWN_FOLDERS if (out / name).exists() and not (out / name / MARKER).is_file()]
+    if not (out / MARKER).is_file():
+        found += [name for name in OWN_FILES if (out / name).exists()]
+    return found
+
+
+def _mark(folder: Path) -> Path:
+    """Make `folder` (if needed) and mark it as the grader's."""
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / MARKER).write_text("written by python -m autograde grade: replaced by its next run into this folder\n")
+    return folder
+
+
+def _swap_in(fresh: Path, out: Path) -> None:
+    """Replace the grader's own entries in `out` by the run written into `fresh` (same file system: renames)."""
+    old = Path(tempfile.mkdtemp(prefix=_OLD, dir=out))
+    _mark(old)
+    for name in OWN_FOLDERS + OWN_FILES:
+        if (out / name).exists() or (out / name).is_symlink():
+            os.replace(out / name, old / name)
+    for entry in fresh.iterdir():
+        os.replace(entry, out / entry.name)
+    fresh.rmdir()
+    shutil.rmtree(old)
+
+
+def _remove_leftovers(out: Path) -> None:
+    """Scratch folders of a run that was killed before it could swap in or clean up (they carry the marker)."""
+    for folder in out.glob(".autograde-*-*"):
+        if folder.is_dir() and folder.name.startswith((_NEXT, _OLD)) and (folder / MARKER).is_file():
+            shutil.rmtree(folder, ignore_errors=True)
 
 
 @dataclass
@@ -64,7 +165,7 @@ def grade(submissions: Path, out: Path, assignments: list[str] | None = None, pr
           jobs: int | None = None, roster: Path | None = None, student_pattern: str | None = None,
           timeout: int | None = None, scheduler: str | None = None, memory_mib: int | None = None,
           sandbox: bool | None = None, processes: int | None = None, disk_mib: int | None = None,
-          lms: str | None = None) -> GradeResult:
+          lms: str | None = None, overrides: dict | None = None) -> GradeResult:
     """Autograde every submission in `submissions`; write scores.csv, grades.csv, notes.csv, unmatched.csv,
     feedback/ and report.html into `out`.
 
@@ -73,13 +174,19 @@ def grade(submissions: Path, out: Path, assignments: list[str] | None = None, pr
     `student_pattern` reads student ids from flat file names). Every student
     gets rows for each of `assignments` (default: every assignment that anyone
     submitted), with status ``missing`` where they have no notebook. Grades
-    `jobs` submissions at a time (default: one per CPU core), each worker
-    process in its own nbgrader course under ``out/nbgrader``. With
+    `jobs` submissions at a time (default: one per core this process may
+    use), each worker process in its own nbgrader course under
+    ``out/nbgrader``. The run is written into a fresh folder in `out` and
+    swapped in at the end; what `out` holds that the grader did not write
+    (no :data:`MARKER`) is never replaced: ValueError before anything is done. With
     `scheduler`, the address of a Dask distributed scheduler, the notebooks are
     graded on that cluster's workers instead. The limits are nbgrader_config.py's,
     and each of `timeout` (seconds per cell), `memory_mib` (address space),
     `processes`, `disk_mib` and `sandbox` replaces its setting where given
-    (:class:`autograde.kernel_manager.SandboxKernelManager`). Kernels run in a
+    (:class:`autograde.kernel_manager.SandboxKernelManager`), as do
+    `overrides`, settings by class name (``{"GuardedExecute": {"timeout": 30}}``,
+    what the command line sets): they go over the file's whatever class it
+    sets them for. The cache key holds every setting in force. Kernels run in a
     bubblewrap sandbox (:mod:`autograde.sandbox`) unless the sandbox is off;
     when no sandbox can be made, :class:`SandboxUnavailable` is raised before
     anything is graded. A submission that cannot be graded gets rows with a
@@ -87,11 +194,16 @@ def grade(submissions: Path, out: Path, assignments: list[str] | None = None, pr
     """
     started = time.perf_counter()
     submissions, out = Path(submissions), Path(out)
-    # Only what the instructor typed goes over nbgrader_config.py's settings.
-    kernel = {name: value for name, value in [("memory_mib", memory_mib), ("max_processes", processes),
-                                              ("disk_mib", disk_mib), ("sandbox", sandbox)] if value is not None}
-    settings = grading_settings(timeout, kernel)
-    log.debug("grading under %s", ", ".join(f"{k}={v}" for k, v in settings.items()))
+    # Only what the instructor typed goes over nbgrader_config.py's settings, for the very class that uses it.
+    overrides = {section: dict(values) for section, values in (overrides or {}).items()}
+    if timeout is not None:
+        overrides.setdefault("GuardedExecute", {})["timeout"] = timeout
+    typed = [("memory_mib", memory_mib), ("max_processes", processes), ("disk_mib", disk_mib), ("sandbox", sandbox)]
+    overrides.setdefault("SandboxKernelManager", {}).update({k: v for k, v in typed if v is not None})
+    timeout = overrides.get("GuardedExecute", {}).get("timeout")
+    kernel = dict(overrides["SandboxKernelManager"])
+    settings = settings_in_force(overrides)
+    log.debug("grading under %s", ", ".join(f"{k}={v}" for k, v in settings.items() if "." not in k))
     if settings["sandbox"] and scheduler is None:  # (Dask workers check on their own machines)
         problem = check_sandbox({"the repository": REPO, "the submissions": submissions, "--out": out})
         if problem is not None:
@@ -100,16 +212,40 @@ def grade(submissions: Path, out: Path, assignments: list[str] | None = None, pr
     unknown = sorted(set(assignments or []) - set(known))
     if unknown:
         raise ValueError(f"unknown assignment(s) {', '.join(unknown)}; known: {', '.join(known)}")
-    for folder in (out / "nbgrader", out / "submitted", out / "feedback"):
-        if folder.exists():
-            shutil.rmtree(folder)  # a fresh course each run: grades never mix with an earlier run's
-    out.mkdir(parents=True, exist_ok=True)
-    collected = collect(submissions, out / "submitted", assignments or known, student_pattern, roster, lms,
-                        Collect(config=load_config()))
-    write_unmatched(collected.unmatched, out / "unmatched.csv")
+    foreign = _not_ours(out) if out.exists() else []
+    if foreign:
+        raise ValueError(
+            f"refusing to grade into {out}: {', '.join(foreign)} there {'is' if len(foreign) == 1 else 'are'} not the "
+            f"grader's (no {MARKER} marker) and would be replaced. Choose another --out (an empty or new folder, or "
+            "one an earlier run wrote).")
+    _mark(out)  # (before collecting: an --out inside the submissions folder is no student)
+    _remove_leftovers(out)
+    # Each run is written into a fresh folder and swapped in at the end: a run that fails changes nothing.
+    fresh = _mark(Path(tempfile.mkdtemp(prefix=_NEXT, dir=out)))
+    try:
+        result = _grade_into(fresh, submissions, out, assignments, progress, jobs, roster, student_pattern, timeout,
+                             scheduler, kernel, settings, lms, started, overrides)
+    except BaseException:
+        shutil.rmtree(fresh, ignore_errors=True)
+        raise
+    _swap_in(fresh, out)
+    return result
+
+
+def _grade_into(fresh: Path, submissions: Path, out: Path, assignments: list[str] | None, progress: bool,
+                jobs: int | None, roster: Path | None, student_pattern: str | None, timeout: int | None,
+                scheduler: str | None, kernel: dict, settings: dict, lms: str | None, started: float,
+                overrides: dict) -> GradeResult:
+    """Grade into `fresh`, reusing the results kept in `out` by the last run."""
+    known = assignment_ids()
+    for name in OWN_FOLDERS:
+        _mark(fresh / name)
+    collected = collect(submissions, fresh / "submitted", assignments or known, student_pattern, roster, lms,
+                        Collect(config=nbgrader_config(Path("."), overrides=overrides)))
+    write_unmatched(collected.unmatched, fresh / "unmatched.csv")
     chosen = assignments or sorted({a for _, a in collected.submissions}) or known
     found = {(s, a): collected.submissions.get((s, a)) for s in collected.students for a in chosen}
-    base = out / "nbgrader"
+    base = fresh / "nbgrader"
 
     results: dict[tuple[str, str], Graded] = {}
     for (student, assignment), notebook in found.items():
@@ -124,9 +260,10 @@ def grade(submissions: Path, out: Path, assignments: list[str] | None = None, pr
         if cached is not None:
             log.debug("reused the result of %s's %s: nothing it depends on changed", *key)
             results[key] = cached
+            cache.save_result(fresh, *key, parts, cached)  # (kept for the next run: this run's folder replaces out)
     todo = {key: found[key] for key in found if key not in results}
     reused = len(keys) - len(todo)
-    jobs = max(1, min(jobs or os.cpu_count() or 1, len(todo) or 1))
+    jobs = max(1, min(jobs or default_jobs(), len(todo) or 1))
     with logging_redirect_tqdm(loggers=[logging.getLogger("autograde")]):  # log lines above the bar, not through it
         with tqdm(total=len(todo), desc="grading", unit="notebook", disable=not progress) as bar:
             def done(key: tuple[str, str], outcome: Future | Graded) -> None:
@@ -143,28 +280,28 @@ def grade(submissions: Path, out: Path, assignments: list[str] | None = None, pr
                 for note in outcome.notes:
                     log.debug("%s's %s: %s", *key, note)
                 if outcome.keep:
-                    cache.save_result(out, *key, keys[key], outcome)
+                    cache.save_result(fresh, *key, keys[key], outcome)
                 bar.update()
 
             def lost(key: tuple[str, str]) -> None:
                 done(key, worker.grader_failure(*key, RuntimeError(
                     "the worker process grading it was lost twice (killed, or out of memory)")))
 
-            _grade_on_executor(todo, done, lost, base, jobs, scheduler, timeout, kernel)
+            _grade_on_executor(todo, done, lost, base, jobs, scheduler, timeout, kernel, overrides)
     rows = [row for key in found for row in results[key].rows]
     notes = {key: collected.notes.get(key, []) + results[key].notes for key in found
              if collected.notes.get(key) or results[key].notes}
-    write_csvs(rows, out, collected.lms_ids)
-    write_notes(notes, out / "notes.csv", collected.lms_ids)
-    write_feedback(rows, out / "feedback", notes, collected.lms_ids)
-    write_report(rows, out / "report.html", time.perf_counter() - started, len(todo), notes)
+    write_csvs(rows, fresh, collected.lms_ids)
+    write_notes(notes, fresh / "notes.csv", collected.lms_ids)
+    write_feedback(rows, fresh / "feedback", notes, collected.lms_ids)
+    write_report(rows, fresh / "report.html", time.perf_counter() - started, len(todo), notes)
     return GradeResult(rows, len(todo), reused, notes, collected.unmatched, collected.layout)
 
 
 def _grade_on_executor(todo: dict[tuple[str, str], Path], done, lost, base: Path, jobs: int, scheduler: str | None,
-                       timeout: int | None, kernel: dict) -> None:
+                       timeout: int | None, kernel: dict, overrides: dict | None = None) -> None:
     """Grade the notebooks `todo` on the executor the options choose: Dask's, a process pool, or this process."""
-    cores = os.cpu_count() or 1
+    cores = default_jobs()
     if scheduler is not None:
         from distributed import Client
 
@@ -172,18 +309,18 @@ def _grade_on_executor(todo: dict[tuple[str, str], Path], done, lost, base: Path
             log.info("grading on the Dask cluster at %s (%d worker(s))", scheduler,
                      len(client.scheduler_info().get("workers", {})))
             # The notebook travels as bytes: the worker may be on another machine.
-            tasks = {key: (*key, path.read_bytes(), 1, timeout, kernel) for key, path in todo.items()}
+            tasks = {key: (*key, path.read_bytes(), 1, timeout, kernel, overrides) for key, path in todo.items()}
             run_all(worker.grade_remote, tasks, lambda: client.get_executor(pure=False), done, lost)
     elif jobs == 1:
         # One submission at a time, in this process (its one thread may use every core for NumPy and PyTorch).
-        worker.start(base, cores, timeout, kernel)
+        worker.start(base, cores, timeout, kernel, overrides)
         tasks = {key: (*key, path) for key, path in todo.items()}
         run_all(worker.grade_submission, tasks, lambda: ThreadPoolExecutor(1), done, lost)
     else:
         log.debug("grading in %d worker processes", jobs)
         tasks = {key: (*key, path) for key, path in todo.items()}
         context = multiprocessing.get_context("spawn")  # no zmq or sqlite state inherited from here
-        initargs = (base, max(1, cores // jobs), timeout, kernel)
+        initargs = (base, max(1, cores // jobs), timeout, kernel, overrides)
         run_all(worker.grade_submission, tasks,
                 lambda: ProcessPoolExecutor(jobs, mp_context=context, initializer=worker.start_pool_worker,
                                             initargs=initargs),

@@ -13,14 +13,17 @@ Two formats, read from their header:
   ``Email address``, ``Status``, ``Grade``, ``Maximum grade``, ... ; Moodle
   imports the ``Grade`` column by ``Identifier``.
 
-The copy keeps every row and column as exported and changes only the grade
-cells: scores are scaled to the points the gradebook gives the assignment.
+The copy keeps every row and column as exported, byte for byte (line endings,
+quoting, a BOM, newlines inside quoted cells), and changes only the grade cells
+of the assignments the run was for: scores are scaled to the points the
+gradebook gives the assignment.
 Students in the gradebook with nothing handed in get 0 or keep their cell (a
 setting); students graded but not in the gradebook are listed, never dropped.
 """
 from __future__ import annotations
 
 import csv
+import io
 import re
 from collections import defaultdict
 from dataclasses import dataclass, field
@@ -30,7 +33,7 @@ from traitlets import Enum
 from traitlets.config import Configurable
 
 from .collect import match_assignment
-from .lms import safe_id
+from .lms import read_cell, safe_id, spreadsheet_cell
 
 IMPORT_FILE = "gradebook-import.csv"
 ABSENT_FILE = "not_in_gradebook.csv"
@@ -66,6 +69,7 @@ class Filled:
     points: dict[str, float | None]  # assignment -> the points the gradebook gives it (None: as graded)
     filled: int = 0
     missing: int = 0
+    changed: dict[str, int] = field(default_factory=dict)  # gradebook column -> cells whose value changed
     absent: list[tuple[str, str, str]] = field(default_factory=list)  # (student, lms user id, assignment)
 
 
@@ -74,18 +78,92 @@ def read_grades(scores: Path) -> dict[str, dict[str, Grade]]:
     grades: dict[str, dict[str, Grade]] = defaultdict(dict)
     with open(scores, newline="") as f:
         for row in csv.DictReader(f):
-            grade = grades[row["assignment"]].setdefault(
-                row["student_id"], Grade(row["student_id"], row.get("lms_user_id", ""), 0.0, 0.0, False))
+            student, lms_id = read_cell(row["student_id"]), read_cell(row.get("lms_user_id", ""))
+            grade = grades[row["assignment"]].setdefault(student, Grade(student, lms_id, 0.0, 0.0, False))
             grade.score += float(row["score"])
             grade.max_score += float(row["max_score"])
             grade.handed_in |= row["status"] != "missing"
     return grades
 
 
-def _read(path: Path) -> tuple[list[list[str]], bool]:
-    raw = path.read_bytes()
-    text = raw.decode("utf-8-sig")
-    return [row for row in csv.reader(text.splitlines())], raw.startswith(b"\xef\xbb\xbf")
+@dataclass
+class _Csv:
+    """A CSV file as written: each record's cells as raw text (quotes included) and its line ending, so that a
+    copy can give back every cell it did not change byte for byte."""
+
+    bom: bytes
+    raw: list[list[str]]
+    ends: list[str]
+
+
+def _split(text: str) -> tuple[list[list[str]], list[str]]:
+    """The records of CSV `text` as raw cells (RFC 4180, as the csv module reads it), and their line endings."""
+    records, ends, cells = [], [], []
+    start = i = 0
+    n = len(text)
+    while True:
+        if i < n and text[i] == '"':  # a quoted cell: up to the quote that is not doubled
+            i += 1
+            while i < n and not (text[i] == '"' and text[i + 1:i + 2] != '"'):
+                i += 2 if text[i] == '"' else 1
+            i += 1
+        while i < n and text[i] not in ',\r\n':  # (what follows a closing quote belongs to the cell too)
+            i += 1
+        cells.append(text[start:i])
+        if i < n and text[i] == ",":
+            i += 1
+            start = i
+            continue
+        end = "\r\n" if text.startswith("\r\n", i) else text[i:i + 1]
+        records.append(cells)
+        ends.append(end)
+        i += len(end)
+        start, cells = i, []
+        if i >= n:
+            return records, ends
+
+
+def _unquoted(raw: str) -> str:
+    """The value of one raw cell, as the csv module reads it."""
+    if not raw.startswith('"'):
+        return raw
+    close = 1
+    while close < len(raw) and not (raw[close] == '"' and raw[close + 1:close + 2] != '"'):
+        close += 2 if raw[close] == '"' else 1
+    return raw[1:close].replace('""', '"') + raw[close + 1:]
+
+
+def _read_bytes(data: bytes) -> tuple[list[list[str]], _Csv]:
+    """The rows of a CSV file's bytes as values, and the file as written (bytes that are not UTF-8 are kept)."""
+    bom = b"\xef\xbb\xbf" if data.startswith(b"\xef\xbb\xbf") else b""
+    text = data[len(bom):].decode("utf-8", errors="surrogateescape")
+    raw, ends = _split(text) if text else ([], [])
+    return [[_unquoted(cell) for cell in record] for record in raw], _Csv(bom, raw, ends)
+
+
+def _read(path: Path) -> tuple[list[list[str]], _Csv]:
+    return _read_bytes(path.read_bytes())
+
+
+def _quoted(value: str) -> str:
+    """One cell as the csv module writes it (quoted only where needed)."""
+    buffer = io.StringIO()
+    csv.writer(buffer, lineterminator="").writerow([value])
+    return buffer.getvalue()
+
+
+def _write(path: Path, rows: list[list[str]], before: list[list[str]], original: _Csv) -> None:
+    """Write `rows`: each cell whose value is as in `before` exactly as `original` had it, the others quoted as
+    the csv module would."""
+    lines = []
+    for i, row in enumerate(rows):
+        raw = original.raw[i] if i < len(original.raw) else []
+        old = before[i] if i < len(before) else []
+        cells = [raw[j] if j < len(raw) and j < len(old) and old[j] == value else _quoted(value)
+                 for j, value in enumerate(row)]
+        lines.append(",".join(cells) + (original.ends[i] if i < len(original.ends) else "\r\n"))
+    with open(path, "wb") as f:
+        f.write(original.bom + "".join(lines).encode("utf-8", errors="surrogateescape"))
 
 
 def kind_of(path: Path) -> str:
@@ -112,33 +190,49 @@ def _format(value: float) -> str:
     return f"{value:.2f}".rstrip("0").rstrip(".")
 
 
-def fill(gradebook: Path, scores: Path, out: Path, missing: str = "blank", column: str | None = None) -> Filled:
+def fill(gradebook: Path, scores: Path, out: Path, missing: str = "blank", column: str | None = None,
+         assignments: list[str] | None = None) -> Filled:
     """Write ``out/gradebook-import.csv``: `gradebook` with the grades of scores.csv filled in.
 
+    Only the columns of `assignments` (the ones the run was for) are filled;
+    when `assignments` is None and scores.csv holds several, ValueError: a stray
+    notebook of another assignment must not change that assignment's column.
     `column` names the gradebook column to fill (default: the one whose title
-    names the assignment). Students graded but not in the gradebook are
-    written to ``out/not_in_gradebook.csv``. Raises ValueError when no column
-    (or several) can take an assignment's grades.
+    names the assignment). Every cell not filled comes back byte for byte.
+    Students graded but not in the gradebook are written to
+    ``out/not_in_gradebook.csv``. Raises ValueError when no column (or several)
+    can take an assignment's grades.
     """
     kind = kind_of(gradebook)
-    rows, bom = _read(gradebook)
+    rows, original = _read(gradebook)
+    before = [list(row) for row in rows]
     header = [h.strip() for h in rows[0]]
     grades = read_grades(scores)
+    if assignments is not None:
+        grades = {a: by_student for a, by_student in grades.items() if a in assignments}
+    elif len(grades) > 1:
+        raise ValueError(f"{scores} holds the grades of {len(grades)} assignments ({', '.join(sorted(grades))}): "
+                         "name the one(s) to fill with --assignment (a stray notebook of another assignment in the "
+                         "export must not change that assignment's column)")
     if not grades:
-        raise ValueError(f"{scores} holds no grades")
+        raise ValueError(f"{scores} holds no grades" + (f" of {', '.join(assignments)}" if assignments else ""))
     if kind == "canvas":
         filled = _fill_canvas(rows, header, grades, missing, column)
     else:
         filled = _fill_moodle(rows, header, grades, missing, column)
+    for name in filled.columns.values():
+        at = header.index(name.strip())
+        filled.changed[name] = sum(1 for new, old in zip(rows, before)
+                                   if (new[at] if len(new) > at else "") != (old[at] if len(old) > at else ""))
     filled.path = out / IMPORT_FILE
-    with open(filled.path, "w", newline="", encoding="utf-8-sig" if bom else "utf-8") as f:
-        csv.writer(f).writerows(rows)
+    _write(filled.path, rows, before, original)
     with open(out / ABSENT_FILE, "w", newline="") as f:
         writer = csv.writer(f)
         writer.writerow(["student_id", "lms_user_id", "assignment", "score", "max_score"])
         for student, lms_id, assignment in filled.absent:
             grade = grades[assignment][student]
-            writer.writerow([student, lms_id, assignment, grade.score, grade.max_score])
+            writer.writerow([spreadsheet_cell(student), spreadsheet_cell(lms_id), assignment, grade.score,
+                             grade.max_score])
     return filled
 
 

@@ -58,6 +58,53 @@ class Layout:
     reader: Callable[[Path, str], Reader]  # (the export's folder, the student pattern) -> reader
 
 
+_NOISE = re.compile(r"^copy of |\s*\(\d+\)$|-checkpoint$|\s+copy$", re.IGNORECASE)
+
+
+def clean_stem(name: str) -> str:
+    """A notebook's file name without extension and without 'Copy of', '(1)', '-checkpoint', in lower case."""
+    stem = PurePosixPath(name).stem.strip()
+    previous = None
+    while previous != stem:
+        previous, stem = stem, _NOISE.sub("", stem).strip()
+    return stem.lower()
+
+
+def unsafe_student_id(student: str) -> str | None:
+    """Why `student` cannot be a student id, or None.
+
+    A student id names a folder (``submitted/<student>/``, ``results/<student>/``)
+    and a file (``feedback/<student>.html``), whatever layout it was read from:
+    it must be one plain path component (not '.', '..', nothing hidden, no
+    separator, no control character) of a length every file system takes.
+    """
+    if not student.strip():
+        return "an empty student id"
+    if student in (".", "..") or student.startswith("."):
+        return f"the student id {student!r} is not a folder name of its own (it starts with '.')"
+    if re.search(r"[/\\\x00-\x1f\x7f]", student):
+        return f"the student id {student!r} holds a path separator or a control character"
+    if len(student.encode()) > 200:
+        return f"the student id {student[:40]!r}... is longer than 200 bytes"
+    return None
+
+
+FORMULA_START = ("=", "+", "-", "@", "\t", "\r")  # what a spreadsheet reads as the start of a formula
+
+
+def spreadsheet_cell(value):
+    """`value` as a CSV cell no spreadsheet runs as a formula: text that starts like one gets a leading "'"
+    (OWASP, CSV injection). Numbers stay numbers."""
+    if isinstance(value, str) and value.startswith(FORMULA_START):
+        return "'" + value
+    return value
+
+
+def read_cell(text: str) -> str:
+    """A cell that :func:`spreadsheet_cell` wrote, as it was before."""
+    return text[1:] if text.startswith("'") and text[1:].startswith(FORMULA_START) else text
+
+
 def safe_id(text: str) -> str:
     """`text` (a person's name) as a student id: runs of anything but letters, digits, '.' and '-' become '-'."""
     return re.sub(r"[^\w.-]+|_+", "-", text.strip()).strip("-")
@@ -146,7 +193,8 @@ def _gradescope(root: Path, pattern: str) -> Reader:
 
 def _nbgrader(root: Path, pattern: str) -> Reader:
     def read(rel: PurePosixPath) -> list[Entry]:
-        if len(rel.parts) != 3 or (rel.suffix == ".ipynb" and rel.name != f"{rel.parts[1]}.ipynb"):
+        # (A notebook renamed by Colab, Drive or Jupyter, "Copy of <a> (1).ipynb", is still <a>.ipynb.)
+        if len(rel.parts) != 3 or (rel.suffix == ".ipynb" and clean_stem(rel.name) != rel.parts[1].lower()):
             return []
         return [Entry(rel.parts[0], "", rel.name, rel.parts[1])]
     return read

@@ -50,7 +50,8 @@ c.GuardedExecute.notebook_timeout = 600
 c.Execute.shutdown_kernel = "immediate"
 
 # Student code runs in a bubblewrap sandbox (see autograde/sandbox.py) with these limits. These are the
-# defaults of `python -m autograde grade` too: its options (--timeout, --memory, ...) override only what is typed.
+# defaults of `python -m autograde grade` too: its options (--timeout, --memory, ...) override only what is typed,
+# and always win, whichever class a value here is set for (`python -m autograde grade --help-all` lists them all).
 c.SandboxKernelManager.sandbox = True
 c.SandboxKernelManager.memory_mib = 4096  # address space of each process, and all of a kernel's together (cgroup)
 c.SandboxKernelManager.file_size_mib = 512  # largest file a kernel may write
@@ -59,6 +60,8 @@ c.SandboxKernelManager.disk_mib = 512  # the sandbox's /tmp, home included: all 
 
 # Reading exports: a zip that would expand to more than this is refused as a zip bomb.
 c.Collect.max_unzipped_mib = 4096
+# One file of an export (a notebook is a few MiB at most) larger than this is not extracted or copied, but listed.
+c.Collect.max_notebook_mib = 50
 # Filling an LMS gradebook (--gradebook): students there who handed nothing in get "zero", or "blank" (left as is).
 c.GradebookExport.missing = "blank"
 

@@ -1,4 +1,8 @@
-"""Write the grading's tables: scores.csv (one row per test cell), grades.csv (one per submission) and notes.csv."""
+"""Write the grading's tables: scores.csv (one row per test cell), grades.csv (one per submission) and notes.csv.
+
+No text cell starts a spreadsheet formula (a student id or a message from student code could): such text gets a
+leading "'" (:func:`autograde.lms.spreadsheet_cell`).
+"""
 from __future__ import annotations
 
 import csv
@@ -6,6 +10,7 @@ from dataclasses import asdict
 from pathlib import Path
 
 from .classify import CellResult
+from .lms import spreadsheet_cell
 
 SCORE_COLUMNS = ["student_id", "lms_user_id", "assignment", "grade_id", "score", "max_score", "status", "message"]
 GRADE_COLUMNS = ["student_id", "lms_user_id", "assignment", "score", "max_score"]
@@ -22,8 +27,9 @@ def write_csvs(rows: list[CellResult], out: Path, lms_ids: dict[str, str] | None
     with open(out / "scores.csv", "w", newline="") as f:
         writer = csv.DictWriter(f, fieldnames=SCORE_COLUMNS)
         writer.writeheader()
-        writer.writerows({**{k: v for k, v in asdict(r).items() if k in SCORE_COLUMNS}, "status": str(r.status),
-                          "lms_user_id": lms_ids.get(r.student_id, "")} for r in rows)
+        writer.writerows({k: spreadsheet_cell(v) for k, v in {
+            **{k: v for k, v in asdict(r).items() if k in SCORE_COLUMNS}, "status": str(r.status),
+            "lms_user_id": lms_ids.get(r.student_id, "")}.items()} for r in rows)
     totals: dict[tuple[str, str], list[float]] = {}
     for r in rows:
         total = totals.setdefault((r.student_id, r.assignment), [0.0, 0.0])
@@ -33,7 +39,8 @@ def write_csvs(rows: list[CellResult], out: Path, lms_ids: dict[str, str] | None
         writer = csv.writer(f)
         writer.writerow(GRADE_COLUMNS)
         for (student, assignment), (score, max_score) in totals.items():
-            writer.writerow([student, lms_ids.get(student, ""), assignment, score, max_score])
+            writer.writerow([spreadsheet_cell(student), spreadsheet_cell(lms_ids.get(student, "")), assignment, score,
+                             max_score])
 
 
 def write_notes(notes: dict[tuple[str, str], list[str]], path: Path, lms_ids: dict[str, str] | None = None) -> None:
@@ -43,4 +50,5 @@ def write_notes(notes: dict[tuple[str, str], list[str]], path: Path, lms_ids: di
         writer = csv.writer(f)
         writer.writerow(NOTE_COLUMNS)
         for (student, assignment), lines in notes.items():
-            writer.writerows([student, lms_ids.get(student, ""), assignment, line] for line in lines)
+            writer.writerows([spreadsheet_cell(student), spreadsheet_cell(lms_ids.get(student, "")), assignment,
+                              spreadsheet_cell(line)] for line in lines)

@@ -45,20 +45,23 @@ class SandboxUnavailable(RuntimeError):
     """No sandbox can be made on this machine, and the instructor did not opt out of it."""
 
 
-def start(base: Path, threads: int, timeout: int | None, kernel: dict | None = None) -> None:
+def start(base: Path, threads: int, timeout: int | None, kernel: dict | None = None,
+          overrides: dict | None = None) -> None:
     """Give this process its own nbgrader course folder under `base` (once per worker).
 
     Kernels started from here use at most `threads` threads for NumPy and
     PyTorch, so that parallel workers share the cores instead of fighting over
     them; `timeout` and `kernel` (options of
-    :class:`autograde.kernel_manager.SandboxKernelManager`) are what the
-    instructor typed over nbgrader_config.py's settings.
+    :class:`autograde.kernel_manager.SandboxKernelManager`) and `overrides`
+    (any class's settings, by class name) are what the instructor typed over
+    nbgrader_config.py's settings.
     """
     from sqlalchemy.exc import SAWarning
 
     warnings.simplefilter("ignore", SAWarning)  # nbgrader's gradebook code trips SQLAlchemy autoflush warnings
     kernel = {**(kernel or {}), "threads": threads}
-    _worker.update(root=Path(base) / f"worker-{os.getpid()}", api=None, assignments=set(), timeout=timeout, kernel=kernel)
+    _worker.update(root=Path(base) / f"worker-{os.getpid()}", api=None, assignments=set(), timeout=timeout, kernel=kernel,
+                   overrides=overrides)
 
 
 def start_pool_worker(*args) -> None:
@@ -145,7 +148,7 @@ def _grade_submission(student: str, assignment: str, notebook: Path) -> Graded:
     except Unreadable as problem:  # (a file that is no notebook needs no course: it is graded before one is made)
         return Graded(same_for_all(student, assignment, Status.ERROR, str(problem)))
     if assignment not in _worker["assignments"]:  # generate each assignment once per worker, when first needed
-        _worker["api"] = make_course(root, [assignment], _worker["timeout"], _worker["kernel"])
+        _worker["api"] = make_course(root, [assignment], _worker["timeout"], _worker["kernel"], _worker.get("overrides"))
         _worker["assignments"].add(assignment)
     api = _worker["api"]
     target = root / "submitted" / student / assignment / f"{assignment}.ipynb"
@@ -173,7 +176,7 @@ _remote_lock = threading.Lock()
 
 
 def grade_remote(student: str, assignment: str, notebook: bytes, threads: int, timeout: int | None,
-                 kernel: dict | None = None) -> Graded:
+                 kernel: dict | None = None, overrides: dict | None = None) -> Graded:
     """Grade one notebook given as bytes on a Dask worker, in a course private to the worker process.
 
     The worker may be on another machine, so the notebook travels as bytes and
@@ -182,12 +185,12 @@ def grade_remote(student: str, assignment: str, notebook: bytes, threads: int, t
     """
     with _remote_lock:
         # A worker outlives a run: a later run with other limits (or --no-sandbox) gets a course made with its own.
-        options = (threads, timeout, kernel)
+        options = (threads, timeout, kernel, overrides)
         if _worker.get("remote_options") != options:
             problem = check_sandbox() if grading_settings(timeout, kernel)["sandbox"] else None
             if problem is not None:  # on this worker's machine: stop the run rather than grade unsandboxed
                 raise SandboxUnavailable(f"on Dask worker {socket.gethostname()}: {problem}")
-            start(Path(tempfile.mkdtemp(prefix="autograde-worker-")), threads, timeout, kernel)
+            start(Path(tempfile.mkdtemp(prefix="autograde-worker-")), threads, timeout, kernel, overrides)
             _worker["remote_options"] = options
         incoming = _worker["root"] / "incoming" / student / f"{assignment}.ipynb"
         incoming.parent.mkdir(parents=True, exist_ok=True)

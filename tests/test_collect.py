@@ -113,3 +113,148 @@ def test_grading_an_lms_zip_end_to_end(tmp_path):
     with open(out / "unmatched.csv", newline="") as f:
         assert [r["path"] for r in csv.DictReader(f)] == ["bob_readme.txt"]
     assert "1 file(s) not graded" in proc.stdout
+
+
+# Issue 19: instructor data is never lost or changed by surprise ----------------------------------------------
+
+def test_a_renamed_notebook_in_the_nbgrader_layout_is_the_same_notebook(tmp_path):
+    # Colab's and Drive's default names; the others in the class kept the exact name, so the layout is nbgrader's.
+    src = tmp_path / "class"
+    for student in ("alice", "bob", "dave"):
+        touch(src / student / FIRST / f"{FIRST}.ipynb")
+    touch(src / "carol" / FIRST / f"Copy of {FIRST}.ipynb", '{"carol": 1}')
+    touch(src / "erin" / FIRST / f"{FIRST} (1).ipynb", '{"erin": 1}')
+    touch(src / "frank" / FIRST / f"{FIRST}-checkpoint.ipynb", '{"frank": 1}')
+    got = collect(src, tmp_path / "out" / "submitted", ASSIGNMENTS)
+    assert got.layout == "nbgrader", got.layout
+    missing = [s for s in ("carol", "erin", "frank") if (s, FIRST) not in got.submissions]
+    assert not missing, f"renamed notebooks not graded: {missing}; unmatched: {got.unmatched}"
+    assert got.submissions[("carol", FIRST)].read_text() == '{"carol": 1}'
+
+
+GRADESCOPE_DOTS = """\
+submission_101:
+  :submitters:
+  - :name: ..
+    :sid: '1001'
+submission_102:
+  :submitters:
+  - :name: Alice Smith
+    :sid: '1002'
+"""
+
+
+@pytest.mark.parametrize(("files", "refused"), [
+    ({f"Homework 01_.._attempt_2024-03-01-10-00-00_{FIRST}.ipynb": "{}",  # Blackboard's user name
+      f"Homework 01_alice_attempt_2024-03-01-10-00-00_{FIRST}.ipynb": "{}"},
+     f"Homework 01_.._attempt_2024-03-01-10-00-00_{FIRST}.ipynb"),
+    ({"submission_metadata.yml": GRADESCOPE_DOTS,  # a Gradescope submitter named ".."
+      f"submission_101/{FIRST}.ipynb": "{}", f"submission_102/{FIRST}.ipynb": "{}"},
+     f"submission_101/{FIRST}.ipynb"),
+])
+def test_a_student_id_that_climbs_out_is_refused_in_every_layout(tmp_path, files, refused):
+    src = tmp_path / "export"
+    for name, text in files.items():
+        touch(src / name, text)
+    dest = tmp_path / "run" / "submitted"
+    got = collect(src, dest, ASSIGNMENTS)
+    written = sorted(str(p.relative_to(tmp_path)) for p in tmp_path.rglob("*.ipynb")
+                     if not p.is_relative_to(src) and not p.resolve().is_relative_to(dest.resolve()))
+    assert written == [], f"a notebook was written outside {dest}: {written}"
+    assert all(".." not in s for s, _ in got.submissions), got.submissions
+    assert ".." not in got.students, got.students
+    assert len(got.submissions) == 1, got.submissions
+    reasons = {u.path: u.reason for u in got.unmatched}
+    assert "student id" in reasons.get(refused, "") and reasons[refused].startswith("refused"), reasons
+
+
+def test_a_student_id_from_a_pattern_or_a_roster_that_is_no_safe_folder_name_is_refused(tmp_path):
+    src = tmp_path / "export"
+    touch(src / f"dot.-{FIRST}.ipynb")  # the pattern below reads the student id "."
+    touch(src / f"dotalice-{FIRST}.ipynb")
+    dest = tmp_path / "run" / "submitted"
+    got = collect(src, dest, ASSIGNMENTS, student_pattern=r"^dot(?P<student>[^-]+)-")
+    assert list(got.submissions) == [("alice", FIRST)], got.submissions
+    assert got.students == ["alice"], got.students
+    reasons = {u.path: u.reason for u in got.unmatched}
+    assert "refused" in reasons.get(f"dot.-{FIRST}.ipynb", ""), reasons
+    assert sorted(p.name for p in dest.iterdir()) == ["alice"], "a student folder other than alice's was made"
+    roster = touch(tmp_path / "roster.csv", "student_id\n..\nalice\n")
+    got = collect(src, tmp_path / "run3" / "submitted", ASSIGNMENTS, roster=roster,
+                  student_pattern=r"^dot(?P<student>[^-]+)-")
+    assert got.students == ["alice"], got.students
+    assert any("'..'" in u.reason and u.reason.startswith("refused") for u in got.unmatched), got.unmatched
+
+
+def declared_zip(path, name: str, declared: int, content: bytes = b"{}"):
+    """A zip with one stored entry whose headers declare `declared` bytes (its data is `content`): how an archive
+    claims a size without anyone writing it."""
+    with zipfile.ZipFile(path, "w") as z:
+        z.writestr(f"alice_{FIRST}.ipynb", b"{}")
+        z.writestr(name, content)
+    data = bytearray(path.read_bytes())
+    encoded = name.encode()
+    import struct
+    # The local header's uncompressed size sits 22 bytes after its signature, the central header's 24.
+    for signature, at in ((b"PK\x03\x04", 22), (b"PK\x01\x02", 24)):
+        start = 0
+        while (start := data.find(signature, start)) >= 0:
+            name_at = start + (30 if signature == b"PK\x03\x04" else 46)
+            if data[name_at:name_at + len(encoded)] == encoded:
+                data[start + at:start + at + 4] = struct.pack("<L", declared)
+            start += 4
+    path.write_bytes(bytes(data))
+    return path
+
+
+def test_a_single_huge_notebook_in_a_zip_is_refused_before_extraction(tmp_path):
+    big = f"bob_{FIRST}.ipynb"
+    archive = declared_zip(tmp_path / "export.zip", big, 3 * 2**30)  # 3 GiB declared: under the 4 GiB total
+    with zipfile.ZipFile(archive) as z:
+        assert z.getinfo(big).file_size == 3 * 2**30
+    got = collect(archive, tmp_path / "run" / "submitted", ASSIGNMENTS)
+    assert ("alice", FIRST) in got.submissions
+    reasons = {u.path: u.reason for u in got.unmatched}
+    assert big in reasons and "3.0 GiB" in reasons[big] and "max_notebook_mib" in reasons[big], reasons
+
+
+def test_a_notebook_over_the_per_notebook_limit_is_refused_from_a_zip_and_from_a_folder(tmp_path):
+    from autograde.collect import Collect
+    from autograde.course import load_config
+
+    limit = Collect(config=load_config()).max_notebook_mib
+    assert 0 < limit <= 100, f"the per-notebook limit ({limit} MiB) is not far below the 4 GiB total"
+    # A genuine entry of zeros just over the limit (a few hundred KiB in the zip).
+    archive = tmp_path / "export.zip"
+    with zipfile.ZipFile(archive, "w", zipfile.ZIP_DEFLATED) as z:
+        z.writestr(f"alice_{FIRST}.ipynb", b"{}")
+        z.writestr(f"bob_{FIRST}.ipynb", bytes((limit + 1) * 2**20))
+    got = collect(archive, tmp_path / "run" / "submitted", ASSIGNMENTS, settings=Collect(max_notebook_mib=limit))
+    reasons = {u.path: u.reason for u in got.unmatched}
+    assert ("bob", FIRST) not in got.submissions and "max_notebook_mib" in reasons.get(f"bob_{FIRST}.ipynb", ""), \
+        reasons
+    # In a folder, a sparse file of 3 GiB (nothing written): refused by its size, not copied.
+    src = tmp_path / "class"
+    touch(src / f"alice_{FIRST}.ipynb")
+    with open(src / f"carol_{FIRST}.ipynb", "wb") as f:
+        f.truncate(3 * 2**30)
+    dest = tmp_path / "run2" / "submitted"
+    got = collect(src, dest, ASSIGNMENTS)
+    reasons = {u.path: u.reason for u in got.unmatched}
+    assert ("carol", FIRST) not in got.submissions and "3.0 GiB" in reasons.get(f"carol_{FIRST}.ipynb", ""), reasons
+    assert not (dest / "carol").exists()
+
+
+def test_the_graders_own_output_inside_the_submissions_folder_is_no_student(tmp_path):
+    # `grade class --out class/grades`: the output of the last run (marked as the grader's) is not read as a student.
+    from autograde.collect import OUTPUT_MARKER
+
+    src = tmp_path / "class"
+    touch(src / "alice" / f"{FIRST}.ipynb")
+    touch(src / "bob" / f"{FIRST}.ipynb")
+    touch(src / "grades" / OUTPUT_MARKER, "")
+    touch(src / "grades" / "submitted" / OUTPUT_MARKER, "")
+    touch(src / "grades" / "submitted" / "alice" / FIRST / f"{FIRST}.ipynb")
+    got = collect(src, tmp_path / "run" / "submitted", ASSIGNMENTS)
+    assert got.students == ["alice", "bob"], got.students
+    assert not [u for u in got.unmatched if u.path.startswith("grades")], got.unmatched

@@ -295,3 +295,53 @@ def test_moodle_export_to_moodle_grading_worksheet_with_zero_for_nothing_handed_
     filled = {r["Identifier"]: r["Grade"] for r in read_rows(out / "gradebook-import.csv")}
     assert filled == {"Participant 123456": "100", "Participant 123457": "0", "Participant 123458": "0"}
     assert read_rows(out / "not_in_gradebook.csv") == []
+
+
+TWO_COLUMNS = """\
+Student,ID,SIS User ID,SIS Login ID,Section,01 Weighted sum (5501),02 Additive attention (5502),Current Score
+    Points Possible,,,,,10.00,10.00,(read only)
+"Smith, Alice",12345,S001,asmith,Section A,,9.00,90.00
+"Jones, Bob",12346,S002,bjones,Section A,,8.00,80.00
+"""
+
+
+def test_a_stray_notebook_of_another_assignment_never_changes_its_gradebook_column(tmp_path):
+    second = assignment_ids()[1]
+    files = {"smithalice_12345_900001_01-weighted-sum.ipynb": BROKEN,
+             f"smithalice_12345_900002_{second}.ipynb": BROKEN}  # handed in by mistake: graded 0 if graded
+    (tmp_path / "gradebook.csv").write_text(TWO_COLUMNS)
+    archive = write_zip(tmp_path / "export.zip", files)
+    options = ("--jobs", "1", "--gradebook", str(tmp_path / "gradebook.csv"), "--missing-grades", "zero")
+    proc = grade_command(archive, tmp_path / "out", *options)
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert "--assignment" in proc.stderr, proc.stderr
+    assert not (tmp_path / "out" / "gradebook-import.csv").exists()
+    proc = grade_command(archive, tmp_path / "out", *options, "--assignment", FIRST)
+    assert proc.returncode == 0, proc.stderr
+    filled = read_rows(tmp_path / "out" / "gradebook-import.csv")
+    assert [r["02 Additive attention (5502)"] for r in filled] == ["10.00", "9.00", "8.00"]
+    assert [r["01 Weighted sum (5501)"] for r in filled] == ["10.00", "0", "0"]
+    assert "changes only column '01 Weighted sum (5501)' (2 cell(s))" in proc.stdout, proc.stdout
+
+
+def test_a_student_id_that_reads_as_a_formula_is_escaped_in_every_csv_and_still_fills_the_gradebook(tmp_path):
+    files = {"=1+2_12345_900001_01-weighted-sum.ipynb": BROKEN,  # a Canvas name a spreadsheet would run
+             "jonesbob_12346_900002_01-weighted-sum.ipynb": BROKEN}
+    (tmp_path / "gradebook.csv").write_text(CANVAS_GRADEBOOK)
+    out, proc = graded_as("Canvas", tmp_path, files, "--gradebook", str(tmp_path / "gradebook.csv"))
+    for name in ("scores.csv", "grades.csv"):
+        ids = {r["student_id"] for r in read_rows(out / name)}
+        assert ids == {"'=1+2", "jonesbob"}, f"{name}: {ids}"
+    filled = {r["ID"]: r["01 Weighted sum (5501)"] for r in read_rows(out / "gradebook-import.csv")}
+    assert filled["12345"] == "0" and filled["12346"] == "0", filled  # (found by Canvas user id)
+    assert (out / "feedback" / "=1+2.html").is_file()
+
+
+def test_a_renamed_notebook_in_the_nbgrader_layout_is_graded_in_full(tmp_path):
+    # The others kept the exact name; Colab's download of a Drive copy is "Copy of <a>.ipynb".
+    files = {f"alice/{FIRST}/{FIRST}.ipynb": BROKEN, f"bob/{FIRST}/{FIRST}.ipynb": BROKEN,
+             f"carol/{FIRST}/Copy of {FIRST}.ipynb": nbformat.writes(completed_notebook(FIRST))}
+    out, proc = graded_as("nbgrader", tmp_path, files)
+    carol = grades_by_student(out)["carol"]
+    assert float(carol["score"]) == float(carol["max_score"]) > 0, (carol, unmatched(out))
+    assert unmatched(out) == {}

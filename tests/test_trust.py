@@ -224,7 +224,8 @@ def test_a_killed_worker_costs_one_retry_then_a_report_and_the_rest_is_graded(tm
     killed: dict[str, list[int]] = {"victim": [], "doomed": []}
     deadline = time.monotonic() + 600
     while proc.poll() is None and time.monotonic() < deadline:
-        for record in out.glob("nbgrader/worker-*/grading.json"):
+        # (A run is written into a fresh folder in OUT, swapped in at the end.)
+        for record in out.glob(".autograde-next-*/nbgrader/worker-*/grading.json"):
             try:
                 student = json.loads(record.read_text())[0]
             except (OSError, ValueError):
@@ -320,3 +321,78 @@ def test_changing_anything_a_grade_depends_on_grades_again(tmp_path):
     for n, change in enumerate(changes):
         options = [option for typed in changes[:n + 1] for option in typed]
         assert graded_now(*options) == "1", f"{change} was typed"
+
+
+# Issue 19: the instructor's data is never lost ------------------------------------------------------------------
+
+def tree(folder: Path) -> dict[str, bytes]:
+    """Every file under `folder`, by relative path, with its bytes."""
+    return {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+@pytest.mark.slow
+@pytest.mark.sandbox
+def test_grading_into_a_course_folder_never_deletes_what_the_grader_did_not_write(tmp_path):
+    # An nbgrader course folder: `--out .` there names its submitted/ and feedback/ folders.
+    course = tmp_path / "course"
+    (course / "submitted" / "alice" / FIRST).mkdir(parents=True)
+    (course / "submitted" / "alice" / FIRST / f"{FIRST}.ipynb").write_text("not JSON, which grades fast")
+    (course / "feedback" / "alice" / FIRST).mkdir(parents=True)
+    (course / "feedback" / "alice" / FIRST / f"{FIRST}.html").write_text("<p>the instructor's own feedback</p>")
+    (course / "grades.csv").write_text("student,grade\nalice,A\n")
+    before = tree(course)
+    proc = grade_command(course / "submitted", course, "--jobs", "1")
+    assert tree(course) == before, f"the course folder changed: {proc.stdout}{proc.stderr}"
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    for name in ("submitted", "feedback", "grades.csv"):
+        assert name in proc.stderr, f"the refusal does not name {name}: {proc.stderr}"
+
+
+@pytest.mark.slow
+@pytest.mark.sandbox
+def test_a_failed_rerun_keeps_the_last_runs_results_and_a_good_one_reuses_them(tmp_path):
+    (tmp_path / "class" / "alice" / FIRST).mkdir(parents=True)
+    (tmp_path / "class" / "alice" / FIRST / f"{FIRST}.ipynb").write_text("not JSON, which grades fast")
+    out = tmp_path / "out"
+    proc = grade_command(tmp_path / "class", out, "--jobs", "1")
+    assert proc.returncode == 0, proc.stderr
+    first = tree(out)
+    assert "feedback/alice.html" in first and "scores.csv" in first
+    # A rerun that fails while collecting (a roster without a student_id column) changes nothing.
+    (tmp_path / "roster.csv").write_text("name\nalice\n")
+    proc = grade_command(tmp_path / "class", out, "--jobs", "1", "--roster", str(tmp_path / "roster.csv"))
+    assert proc.returncode == 2 and "student_id" in proc.stderr, proc.stdout + proc.stderr
+    assert tree(out) == first, "a failed rerun changed the last run's output"
+    # A good rerun replaces it, reusing the result the last run kept, and leaves no scratch behind.
+    proc = grade_command(tmp_path / "class", out, "--jobs", "1")
+    assert proc.returncode == 0, proc.stderr
+    assert "0 graded now, 1 unchanged" in proc.stdout, proc.stdout
+    assert sorted(p.name for p in out.iterdir() if not p.name.startswith(".autograde")) == sorted(
+        {Path(p).parts[0] for p in first if not p.startswith(".autograde")}), list(out.iterdir())
+    assert not [p for p in out.iterdir() if p.name.startswith((".autograde-next", ".autograde-old"))], \
+        list(out.iterdir())
+
+
+@pytest.mark.slow
+@pytest.mark.sandbox
+def test_the_command_line_beats_the_config_file_and_its_value_is_in_the_cache_key(tmp_path):
+    # The config file sets the time limit for the very class that runs cells; the command line still wins.
+    copy = repo_copy(tmp_path / "repo")
+    set_config(copy, "c.Execute.timeout = 60", "c.Execute.timeout = 60\nc.GuardedExecute.timeout = 120")
+    # A correct definition, then 12 s of sleep: stopped under a 3 s limit, finished under the file's 120 s.
+    slow = ("def cosine_scores(queries, keys):\n    def unit(x):\n        x = np.asarray(x, dtype=float)\n"
+            "        norm = np.linalg.norm(x, axis=-1, keepdims=True)\n"
+            "        return np.divide(x, norm, out=np.zeros_like(x), where=norm > 0)\n\n"
+            "    return unit(queries) @ unit(keys).T\n\nimport time\ntime.sleep(12)\n")
+    write_submission(completed_notebook(FIRST, {"cosine_scores": slow}), tmp_path / "class", "sleeper", FIRST)
+
+    def run(*options):
+        proc = grade_command(tmp_path / "class", tmp_path / "out", "--jobs", "1", *options, cwd=copy)
+        assert proc.returncode == 0, proc.stderr
+        notes = [r["note"] for r in read_rows(tmp_path / "out" / "notes.csv")]
+        return proc.stdout.split(" graded now")[0].split(": ")[-1], notes
+
+    graded_now, notes = run("--timeout", "3")
+    assert any("stopped at the time limit" in n for n in notes), f"the typed 3 s limit was not in force: {notes}"
+    assert run("--timeout", "3")[0] == "0", "the same settings graded again"
+    assert run("--timeout", "4")[0] == "1", "another typed time limit reused the result of the last (not in the key)"

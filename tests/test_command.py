@@ -1,0 +1,108 @@
+"""The grading command's settings, without grading a notebook in a kernel (issue 19): how many submissions are
+graded at once, and which setting is in force when the config file and the command line both set one."""
+import os
+
+import autograde.grade as grading
+from autograde.course import assignment_ids
+
+FIRST = assignment_ids()[0]
+
+
+def test_jobs_default_to_the_cores_this_process_may_use(tmp_path, monkeypatch):
+    for student in ("alice", "bob", "carol"):
+        (tmp_path / "class" / student / FIRST).mkdir(parents=True)
+        (tmp_path / "class" / student / FIRST / f"{FIRST}.ipynb").write_text("not JSON")
+    # A machine of 64 cores, of which this process may use one (taskset, a container's cpuset).
+    monkeypatch.setattr(os, "cpu_count", lambda: 64)
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {3}, raising=False)
+    seen = {}
+
+    def executor(todo, done, lost, base, jobs, *rest):
+        seen["jobs"] = jobs
+        for key in todo:
+            lost(key)
+
+    monkeypatch.setattr(grading, "_grade_on_executor", executor)
+    grading.grade(tmp_path / "class", tmp_path / "out", [FIRST], progress=False, sandbox=False)
+    assert seen["jobs"] == 1, f"{seen['jobs']} submissions at once on the one core this process may use"
+
+
+def help_text(capsys, *argv) -> str:
+    from autograde.__main__ import main
+
+    try:
+        status = main(list(argv))
+    except SystemExit as stop:  # (traitlets ends after printing its help)
+        status = stop.code
+    assert status in (0, None), status
+    return capsys.readouterr().out
+
+
+def test_help_all_lists_every_setting_of_every_configurable_class(capsys):
+    import importlib
+
+    from traitlets.config import Configurable
+
+    for module in ("collect", "execute", "gradebook", "kernel_manager", "sandbox"):  # (where the classes live)
+        importlib.import_module(f"autograde.{module}")
+
+    text = help_text(capsys, "grade", "--help-all")
+    classes, seen = [Configurable], set()
+    while classes:  # every configurable class the package defines
+        for sub in classes.pop().__subclasses__():
+            classes.append(sub)
+            if sub.__module__.startswith("autograde."):
+                seen.add(sub)
+    assert {c.__name__ for c in seen} >= {"GuardedExecute", "SandboxKernelManager", "Collect", "GradebookExport"}
+    missing = [f"--{c.__name__}.{name}" for c in seen for name in c.class_own_traits(config=True)
+               if f"--{c.__name__}.{name}=" not in text]
+    assert not missing, f"--help-all does not list {missing}"
+    # Inherited settings too: the time limit is Execute's, set for the class that runs.
+    assert "--GuardedExecute.timeout=" in text
+
+
+def test_help_lists_every_option_and_what_it_sets(capsys):
+    text = help_text(capsys, "grade", "--help")
+    for option, setting in [("--timeout", "GuardedExecute.timeout"), ("--memory", "SandboxKernelManager.memory_mib"),
+                            ("--processes", "SandboxKernelManager.max_processes"),
+                            ("--disk", "SandboxKernelManager.disk_mib"),
+                            ("--missing-grades", "GradebookExport.missing"),
+                            ("--no-sandbox", "SandboxKernelManager.sandbox")]:
+        assert option in text and setting in text, f"{option} ({setting}) is not in the help"
+    for option in ("--out", "--assignment", "--jobs", "--scheduler", "--roster", "--lms", "--student-pattern",
+                   "--gradebook", "--gradebook-column", "--quiet", "-v"):
+        assert option in text, f"{option} is not in the help"
+
+
+def test_a_mistyped_option_or_value_is_an_error_not_ignored(tmp_path, capsys):
+    from autograde.__main__ import main
+
+    (tmp_path / "class").mkdir()
+    for argv in (["--timout", "30"], ["--jobs", "many"], ["--lms", "nosuch"], ["--jobs", "0"], ["--memory", "10"]):
+        try:
+            status = main(["grade", str(tmp_path / "class"), "--out", str(tmp_path / "out"), *argv])
+        except SystemExit as stop:
+            status = stop.code
+        assert status == 2, (argv, status, capsys.readouterr())
+        assert not (tmp_path / "out").exists(), argv
+
+
+def test_the_settings_in_the_cache_key_read_the_same_after_grading_made_its_objects():
+    # (A class setting given by its dotted name becomes the class once an instance is made: same key, same class.)
+    from autograde.grade import settings_in_force
+    from autograde.kernel_manager import SandboxKernelManager
+
+    before = settings_in_force({"GuardedExecute": {"timeout": 7}})
+    SandboxKernelManager()
+    after = settings_in_force({"GuardedExecute": {"timeout": 7}})
+    assert {k: (v, after.get(k)) for k, v in before.items() if after.get(k) != v} == {}
+    assert before["timeout"] == before["GuardedExecute.timeout"] == 7
+
+
+def test_a_setting_typed_for_any_class_is_in_the_cache_key():
+    from autograde.grade import settings_in_force
+
+    plain = settings_in_force({})
+    typed = settings_in_force({"Collect": {"max_notebook_mib": 7}, "GuardedExecute": {"max_output_chars": 1234}})
+    assert typed["Collect.max_notebook_mib"] == 7 and typed["GuardedExecute.max_output_chars"] == 1234
+    assert plain["GuardedExecute.max_output_chars"] != 1234
