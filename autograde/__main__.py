@@ -241,7 +241,7 @@ def _run(app: GradeApp) -> int:
     except (NotADirectoryError, ValueError) as error:
         raise UsageError(str(error)) from None
     except SandboxUnavailable as error:
-        print(f"{PROG} grade: refusing to grade without a sandbox: {error}", file=sys.stderr)
+        print(f"{PROG} grade: refusing to grade: {error}", file=sys.stderr)
         return 2
     print(f"{result.submissions} submission(s): {result.graded} graded now, {result.reused} unchanged since the last "
           f"run into this folder; {result.problems} test cell(s) with errors, timeouts, crashes, tampering or missing "

@@ -79,7 +79,7 @@ def test_grading_refuses_to_run_without_a_sandbox_unless_told(tmp_path):
     proc = subprocess.run([sys.executable, "-m", "autograde", "grade", str(tmp_path / "class"), "--out",
                            str(tmp_path / "out"), "--quiet"], cwd=REPO, capture_output=True, text=True, env=env)
     assert proc.returncode == 2
-    assert "refusing to grade without a sandbox" in proc.stderr and "--no-sandbox" in proc.stderr
+    assert "refusing to grade: bubblewrap is not installed" in proc.stderr and "--no-sandbox" in proc.stderr
     assert not (tmp_path / "out" / "scores.csv").exists()
 
 
