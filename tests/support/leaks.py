@@ -223,6 +223,7 @@ class CodeBlock:
     line: int
     source: str
     tags: tuple[str, ...]
+    code_cell: bool
 
 
 _CODE_CELL = re.compile(r"^```\{code-cell\}[^\n]*\n(.*?)^```[ \t]*$", re.S | re.M)
@@ -233,7 +234,8 @@ def page_code(page: Path) -> list[CodeBlock]:
     """Every code cell of a MyST page (hidden and removed ones too) and every fenced Python block."""
     text = page.read_text()
     blocks = []
-    for match in [*_CODE_CELL.finditer(text), *_FENCED_PYTHON.finditer(text)]:
+    matches = [(m, True) for m in _CODE_CELL.finditer(text)] + [(m, False) for m in _FENCED_PYTHON.finditer(text)]
+    for match, code_cell in matches:
         line = text.count("\n", 0, match.start(1)) + 1
         lines = match.group(1).split("\n")
         options = []
@@ -245,7 +247,7 @@ def page_code(page: Path) -> list[CodeBlock]:
                 options, lines, line = options + [lines[0][1:]], lines[1:], line + 1
         listed = re.search(r"tags:\s*\[([^\]]*)\]", "\n".join(options))
         tags = tuple(re.findall(r"[\w-]+", listed.group(1))) if listed else ()
-        blocks.append(CodeBlock(line, "\n".join(lines), tags))
+        blocks.append(CodeBlock(line, "\n".join(lines), tags, code_cell))
     return sorted(blocks, key=lambda b: b.line)
 
 
