@@ -224,6 +224,17 @@ def test_page_code_includes_hidden_and_removed_cells():
     assert {"remove-cell", "hide-input"} <= tags, f"hidden cells were not read: tags seen {tags}"
 
 
+def test_an_answer_in_a_removed_cell_fails_the_page(tmp_path):
+    """A page is read as the download button serves it: a `remove-input` cell's code counts like any other."""
+    page = tmp_path / "page.md"
+    page.write_text("# A page\n\nSome prose.\n\n```{code-cell} ipython3\n:tags: [remove-input]\n\n"
+                    + ISSUE_19_CASES["ch3 NumPy attention in a remove-input cell (exercise 3.1)"][0]
+                    + "```\n\nMore prose.\n")
+    leaks = page_leaks(page)
+    assert leaks, "an answer in a remove-input cell was not seen"
+    assert all(7 <= leak.first_line <= leak.last_line <= 14 for leak in leaks), [str(leak) for leak in leaks]
+
+
 @pytest.mark.parametrize("assignment,name", [(a, n) for a, forms in OTHER_FRAMEWORK.items() for n in forms])
 def test_other_framework_forms_are_answers(assignment, name):
     """Each PyTorch form the check knows computes what the reference answer computes."""
