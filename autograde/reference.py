@@ -6,6 +6,7 @@ Only jupytext is needed, not nbgrader.
 """
 from __future__ import annotations
 
+import functools
 import re
 from pathlib import Path
 
@@ -32,3 +33,35 @@ def load_reference(assignment: str, skip: tuple[str, ...] = ()) -> dict:
         if cell.cell_type == "code" and not meta.get("grade") and meta.get("grade_id") not in skip:
             exec(compile(solution_code(cell.source), f"{assignment}:{meta.get('grade_id', '?')}", "exec"), namespace)
     return namespace
+
+
+# Helpers for the book's pages: each composes reference answers, so that a page can use what an exercise builds
+# without its code appearing in the page's source (which the download button serves).
+
+
+@functools.cache
+def _chapter_1() -> dict:
+    """Chapter 1's reference namespace, loaded once (its cells take a few seconds)."""
+    return load_reference("01-weighted-sum")
+
+
+def gaussian_weights(queries, keys, bandwidth):
+    """The weights `(m, n)` of attention pooling with the Gaussian score: exercises 1.5 and 1.6 composed."""
+    import numpy as np
+
+    reference = _chapter_1()
+    dummy_values = np.zeros((np.shape(keys)[0], 1))
+    _, weights = reference["attention_pool"](queries, keys, dummy_values,
+                                             lambda q, k: reference["gaussian_scores"](q, k, bandwidth))
+    return weights
+
+
+def numpy_attention():
+    """Chapter 3's reference `scaled_dot_product_attention` with chapter 1's NumPy softmax in place of the given one.
+
+    The notebook gives a softmax that wraps torch.softmax; tracemalloc sees only NumPy's allocations, so a page
+    that measures the memory of attention uses this version, NumPy throughout.
+    """
+    chapter_3 = load_reference("03-self-attention")
+    chapter_3["softmax"] = _chapter_1()["softmax"]
+    return chapter_3["scaled_dot_product_attention"]
