@@ -11,6 +11,7 @@ by test_mutants.py and test_alternatives.py.
 from __future__ import annotations
 
 import csv
+import re
 import subprocess
 import sys
 
@@ -127,6 +128,15 @@ def test_a_correct_alternative_keeps_every_point_under_the_stricter_tests(graded
     student = alternative_student(grade_id, path)
     lost = {c: graded_few[(student, assignment, c)]["message"] for c in lost_cells(graded_few, student, assignment)}
     assert not lost, f"the correct alternative {path.name} of {grade_id} loses points: {lost}"
+
+
+@pytest.mark.slow
+@pytest.mark.sandbox
+def test_chapter_5_messages_show_rounded_numbers(graded_few):
+    # A float32 0.02 printed in full reads 0.019999999552965164: the tests round what a student reads.
+    long = {(s, c): r["message"] for (s, a, c), r in graded_few.items()
+            if a == CH5 and re.search(r"\d\.\d{7,}", r["message"])}
+    assert not long, f"unrounded numbers in chapter 5's messages: {long}"
 
 
 @pytest.mark.slow
