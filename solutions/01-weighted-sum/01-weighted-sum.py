@@ -659,20 +659,28 @@ weights_by_temperature = np.array([softmax(scores / t) for t in temperatures])
 # %% nbgrader={"grade": true, "grade_id": "test_temperature", "locked": true, "points": 1, "schema_version": 3, "solution": false}
 # Visible and hidden tests: weights_by_temperature, its shape (visible) and its values (hidden).
 ### BEGIN HIDDEN TESTS
-def _rerun_answer_with_references(names, references):
+def _rerun_answer_with_references(names, references, probe):
     """Where your answer cell stopped before defining `names`, run it again with `references` in place of your functions.
 
     The measuring exercises call your earlier functions; when one of those raises (a softmax still raising
     NotImplementedError, say), the cell stops before it defines its answers. As retry_with_reference does for a
     wrong function, the answer cell (the last cell you ran that assigns one of `names`) runs again with the tests'
     correct versions in place of yours, so that the earlier mistake costs its points only in its own exercise.
+    That happens once, and only when `probe()`, a small call of your earlier function, raises too.
     """
     import ast
 
     namespace = globals()
     missing = [name for name in names if name not in namespace]
-    if not missing:
+    tried = _rerun_answer_with_references.__dict__.setdefault("tried", set())
+    if not missing or tuple(names) in tried:
         return
+    tried.add(tuple(names))
+    try:
+        probe()
+        return  # your earlier function runs: the answer cell stopped for a reason of its own
+    except Exception:
+        pass
 
     def assigns_one(source):
         try:
@@ -705,12 +713,13 @@ def _rerun_answer_with_references(names, references):
     for name in found:
         namespace[name] = scratch[name]
     if ran and found:
-        print(f"Your answer cell stopped before it defined {', '.join(missing)}; run again with a correct "
-              f"{' and '.join(references)} in place of yours, it did, and that is what is graded here: the mistake "
-              "lies in that earlier exercise, which has already cost its points there.")
+        print(f"Your answer cell stopped before defining {', '.join(missing)}. Run again with a correct "
+              f"{', '.join(references)} in place of yours, it defined them, and that is what is graded here: the "
+              "mistake lies in an earlier exercise, which costs its points there.")
 
 
-_rerun_answer_with_references(["limit_cold", "limit_hot", "weights_by_temperature"], {"softmax": _softmax_oracle})
+_rerun_answer_with_references(["limit_cold", "limit_hot", "weights_by_temperature"], {"softmax": _softmax_oracle},
+                              lambda: softmax(scores))
 ### END HIDDEN TESTS
 expect_shape(weights_by_temperature, (temperatures.size, scores.size),
              "weights_by_temperature (one row per temperature, one column per score)")
@@ -736,7 +745,8 @@ else:
 # %% nbgrader={"grade": true, "grade_id": "test_temperature_cold", "locked": true, "points": 0.5, "schema_version": 3, "solution": false}
 # Visible and hidden tests: limit_cold, the weights as T -> 0, its shape (visible) and its values (hidden).
 ### BEGIN HIDDEN TESTS
-_rerun_answer_with_references(["limit_cold", "limit_hot", "weights_by_temperature"], {"softmax": _softmax_oracle})
+_rerun_answer_with_references(["limit_cold", "limit_hot", "weights_by_temperature"], {"softmax": _softmax_oracle},
+                              lambda: softmax(scores))
 ### END HIDDEN TESTS
 expect_shape(limit_cold, scores.shape, "limit_cold (one weight per score)")
 # Hidden test: the limit T -> 0.
@@ -751,7 +761,8 @@ assert np.allclose(_got, [0.0, 0.5, 0.0, 0.5, 0.0], rtol=0.0, atol=1e-6), (
 # %% nbgrader={"grade": true, "grade_id": "test_temperature_hot", "locked": true, "points": 0.5, "schema_version": 3, "solution": false}
 # Visible and hidden tests: limit_hot, the weights as T -> infinity, its shape (visible) and its values (hidden).
 ### BEGIN HIDDEN TESTS
-_rerun_answer_with_references(["limit_cold", "limit_hot", "weights_by_temperature"], {"softmax": _softmax_oracle})
+_rerun_answer_with_references(["limit_cold", "limit_hot", "weights_by_temperature"], {"softmax": _softmax_oracle},
+                              lambda: softmax(scores))
 ### END HIDDEN TESTS
 expect_shape(limit_hot, scores.shape, "limit_hot (one weight per score)")
 # Hidden test: the limit T -> infinity.
@@ -796,7 +807,8 @@ chosen_bandwidth = float(candidate_bandwidths[np.argmin(validation_mse)])
 _bandwidth_references = {"softmax": _softmax_oracle, "weighted_average": _weighted_average_oracle,
                          "gaussian_scores": _gaussian_scores_oracle, "attention_pool": _attention_pool_oracle,
                          "nadaraya_watson": _nadaraya_watson_oracle}
-_rerun_answer_with_references(["validation_mse", "chosen_bandwidth"], _bandwidth_references)
+_rerun_answer_with_references(["validation_mse", "chosen_bandwidth"], _bandwidth_references,
+                              lambda: nadaraya_watson(x_val[:2], x_fit, y_fit, 0.3))
 ### END HIDDEN TESTS
 expect_shape(validation_mse, candidate_bandwidths.shape, "validation_mse (one error per candidate bandwidth)")
 assert chosen_bandwidth in candidate_bandwidths, (
@@ -834,7 +846,8 @@ if _source is None:
 # %% nbgrader={"grade": true, "grade_id": "test_bandwidth_choice", "locked": true, "points": 1, "schema_version": 3, "solution": false}
 # Hidden test: the chosen bandwidth is supported by the validation errors.
 ### BEGIN HIDDEN TESTS
-_rerun_answer_with_references(["validation_mse", "chosen_bandwidth"], _bandwidth_references)
+_rerun_answer_with_references(["validation_mse", "chosen_bandwidth"], _bandwidth_references,
+                              lambda: nadaraya_watson(x_val[:2], x_fit, y_fit, 0.3))
 _source, _errors = _measured_with()
 assert chosen_bandwidth in candidate_bandwidths, f"chosen_bandwidth must be one of candidate_bandwidths, not {chosen_bandwidth!r}."
 _chosen_error = _errors[list(candidate_bandwidths).index(chosen_bandwidth)]
