@@ -995,14 +995,14 @@ def _check_induction():
         return
     later = torch.triu(torch.ones(SEQ_LEN, SEQ_LEN, dtype=torch.bool), diagonal=1)
     leaked = max(float(torch.as_tensor(w).detach()[..., later].abs().max()) for w in attention)
-    hint = (f"Positions of your TinyGPT attend to later tokens (weight up to {leaked:.2g}): with the next token in view "
-            "it need not copy from earlier, so no induction head forms. Give every block the causal mask (True where "
-            "key position <= query position)." if leaked > 0 else
-            "Check the position embedding (the previous-token head in layer 1 needs it to find the token before).")
+    # The likely mistake first: the tables keep only the start of a message.
+    hint = (f"your TinyGPT lets positions see later tokens (weight up to {leaked:.2g}), so it need not copy from "
+            "earlier: give every block the causal mask (True where key position <= query position)." if leaked > 0 else
+            "check the position embedding (the previous-token head in layer 1 needs it to find the token before).")
     raise AssertionError(
-        f"after training, the best head puts only {scores.max():.2f} of its weight on the position right after the "
-        f"earlier occurrence of the current token (scores per layer and head: {np.round(scores, 2).tolist()}); at least "
-        f"0.6 is expected. {hint}")
+        f"after training, no head is an induction head (best score {scores.max():.2f}, at least 0.6 expected): {hint} "
+        "The score of a head is the mean weight it puts on the position right after the earlier occurrence of the "
+        f"current token; per layer and head: {np.round(scores, 2).tolist()}.")
 
 
 _check_induction()
