@@ -666,7 +666,7 @@ def _rerun_answer_with_references(names, references, probe):
     NotImplementedError, say), the cell stops before it defines its answers. As retry_with_reference does for a
     wrong function, the answer cell (the last cell you ran that assigns one of `names`) runs again with the tests'
     correct versions in place of yours, so that the earlier mistake costs its points only in its own exercise.
-    That happens once, and only when `probe()`, a small call of your earlier function, raises too.
+    That happens once, and only when `probe()` finds your earlier function wrong (it raises or differs from ours).
     """
     import ast
 
@@ -677,10 +677,11 @@ def _rerun_answer_with_references(names, references, probe):
         return
     tried.add(tuple(names))
     try:
-        probe()
-        return  # your earlier function runs: the answer cell stopped for a reason of its own
+        earlier_is_wrong = probe()
     except Exception:
-        pass
+        earlier_is_wrong = True
+    if not earlier_is_wrong:
+        return  # your earlier function is right: the answer cell stopped for a reason of its own
 
     def assigns_one(source):
         try:
@@ -718,8 +719,20 @@ def _rerun_answer_with_references(names, references, probe):
               "mistake lies in an earlier exercise, which costs its points there.")
 
 
+def _differs(yours, reference, *args):
+    """Whether your function raises on args, or returns another shape or other values than the reference."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            got = np.asarray(yours(*args), dtype=float)
+    except Exception:
+        return True
+    expected = np.asarray(reference(*args), dtype=float)
+    return got.shape != expected.shape or not np.allclose(got, expected, equal_nan=True)
+
+
 _rerun_answer_with_references(["limit_cold", "limit_hot", "weights_by_temperature"], {"softmax": _softmax_oracle},
-                              lambda: softmax(scores))
+                              lambda: _differs(softmax, _softmax_oracle, scores))
 ### END HIDDEN TESTS
 expect_shape(weights_by_temperature, (temperatures.size, scores.size),
              "weights_by_temperature (one row per temperature, one column per score)")
@@ -746,7 +759,7 @@ else:
 # Visible and hidden tests: limit_cold, the weights as T -> 0, its shape (visible) and its values (hidden).
 ### BEGIN HIDDEN TESTS
 _rerun_answer_with_references(["limit_cold", "limit_hot", "weights_by_temperature"], {"softmax": _softmax_oracle},
-                              lambda: softmax(scores))
+                              lambda: _differs(softmax, _softmax_oracle, scores))
 ### END HIDDEN TESTS
 expect_shape(limit_cold, scores.shape, "limit_cold (one weight per score)")
 # Hidden test: the limit T -> 0.
@@ -762,7 +775,7 @@ assert np.allclose(_got, [0.0, 0.5, 0.0, 0.5, 0.0], rtol=0.0, atol=1e-6), (
 # Visible and hidden tests: limit_hot, the weights as T -> infinity, its shape (visible) and its values (hidden).
 ### BEGIN HIDDEN TESTS
 _rerun_answer_with_references(["limit_cold", "limit_hot", "weights_by_temperature"], {"softmax": _softmax_oracle},
-                              lambda: softmax(scores))
+                              lambda: _differs(softmax, _softmax_oracle, scores))
 ### END HIDDEN TESTS
 expect_shape(limit_hot, scores.shape, "limit_hot (one weight per score)")
 # Hidden test: the limit T -> infinity.
@@ -808,7 +821,7 @@ _bandwidth_references = {"softmax": _softmax_oracle, "weighted_average": _weight
                          "gaussian_scores": _gaussian_scores_oracle, "attention_pool": _attention_pool_oracle,
                          "nadaraya_watson": _nadaraya_watson_oracle}
 _rerun_answer_with_references(["validation_mse", "chosen_bandwidth"], _bandwidth_references,
-                              lambda: nadaraya_watson(x_val[:2], x_fit, y_fit, 0.3))
+                              lambda: _differs(nadaraya_watson, _nadaraya_watson_oracle, x_val, x_fit, y_fit, 0.3))
 ### END HIDDEN TESTS
 expect_shape(validation_mse, candidate_bandwidths.shape, "validation_mse (one error per candidate bandwidth)")
 assert chosen_bandwidth in candidate_bandwidths, (
@@ -847,7 +860,7 @@ if _source is None:
 # Hidden test: the chosen bandwidth is supported by the validation errors.
 ### BEGIN HIDDEN TESTS
 _rerun_answer_with_references(["validation_mse", "chosen_bandwidth"], _bandwidth_references,
-                              lambda: nadaraya_watson(x_val[:2], x_fit, y_fit, 0.3))
+                              lambda: _differs(nadaraya_watson, _nadaraya_watson_oracle, x_val, x_fit, y_fit, 0.3))
 _source, _errors = _measured_with()
 assert chosen_bandwidth in candidate_bandwidths, f"chosen_bandwidth must be one of candidate_bandwidths, not {chosen_bandwidth!r}."
 _chosen_error = _errors[list(candidate_bandwidths).index(chosen_bandwidth)]
