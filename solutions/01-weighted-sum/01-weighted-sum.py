@@ -658,6 +658,82 @@ weights_by_temperature = np.array([softmax(scores / t) for t in temperatures])
 
 # %% nbgrader={"grade": true, "grade_id": "test_temperature", "locked": true, "points": 1, "schema_version": 3, "solution": false}
 # Visible and hidden tests: weights_by_temperature, its shape (visible) and its values (hidden).
+### BEGIN HIDDEN TESTS
+def _rerun_answer_with_references(names, references, probe):
+    """Where your answer cell stopped before defining `names`, run it again with `references` in place of your functions.
+
+    The measuring exercises call your earlier functions; when one of those raises (a softmax still raising
+    NotImplementedError, say), the cell stops before it defines its answers. As retry_with_reference does for a
+    wrong function, the answer cell (the last cell you ran that assigns one of `names`) runs again with the tests'
+    correct versions in place of yours, so that the earlier mistake costs its points only in its own exercise.
+    That happens once, and only when `probe()` finds your earlier function wrong (it raises or differs from ours).
+    """
+    import ast
+
+    namespace = globals()
+    missing = [name for name in names if name not in namespace]
+    tried = _rerun_answer_with_references.__dict__.setdefault("tried", set())
+    if not missing or tuple(names) in tried:
+        return
+    tried.add(tuple(names))
+    try:
+        earlier_is_wrong = probe()
+    except Exception:
+        earlier_is_wrong = True
+    if not earlier_is_wrong:
+        return  # your earlier function is right: the answer cell stopped for a reason of its own
+
+    def assigns_one(source):
+        try:
+            tree = ast.parse(source)
+        except SyntaxError:
+            return False
+        bound = {node.id for statement in tree.body if not isinstance(statement, (ast.FunctionDef, ast.ClassDef))
+                 for node in ast.walk(statement) if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store)}
+        return bool(bound & set(missing))
+
+    answers = [source for source in list(namespace.get("_ih", []))[:-1] if isinstance(source, str) and assigns_one(source)]
+    if not answers:
+        return
+    absent = object()
+    saved = {name: namespace.get(name, absent) for name in references}
+    namespace.update(references)  # your functions that call these (attention_pool calls softmax) find the correct ones
+    scratch = dict(namespace)
+    try:
+        exec(compile(answers[-1], "<your answer cell>", "exec"), scratch)
+        ran = True
+    except Exception:
+        ran = False  # it fails with correct functions too: the tests below say what is missing
+    finally:
+        for name, value in saved.items():
+            if value is absent:
+                namespace.pop(name, None)
+            else:
+                namespace[name] = value
+    found = [name for name in missing if name in scratch]
+    for name in found:
+        namespace[name] = scratch[name]
+    if ran and found:
+        print(f"Your answer cell stopped before defining {', '.join(missing)}. Run again with a correct "
+              f"{', '.join(references)} in place of yours, it defined them, and that is what is graded here: the "
+              "mistake lies in an earlier exercise, which costs its points there.")
+
+
+def _differs(yours, reference, *args):
+    """Whether your function raises on args, or returns another shape or other values than the reference."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            got = np.asarray(yours(*args), dtype=float)
+    except Exception:
+        return True
+    expected = np.asarray(reference(*args), dtype=float)
+    return got.shape != expected.shape or not np.allclose(got, expected, equal_nan=True)
+
+
+_rerun_answer_with_references(["limit_cold", "limit_hot", "weights_by_temperature"], {"softmax": _softmax_oracle},
+                              lambda: _differs(softmax, _softmax_oracle, scores))
+### END HIDDEN TESTS
 expect_shape(weights_by_temperature, (temperatures.size, scores.size),
              "weights_by_temperature (one row per temperature, one column per score)")
 # Hidden tests: the measurement is right.
@@ -681,6 +757,10 @@ else:
 
 # %% nbgrader={"grade": true, "grade_id": "test_temperature_cold", "locked": true, "points": 0.5, "schema_version": 3, "solution": false}
 # Visible and hidden tests: limit_cold, the weights as T -> 0, its shape (visible) and its values (hidden).
+### BEGIN HIDDEN TESTS
+_rerun_answer_with_references(["limit_cold", "limit_hot", "weights_by_temperature"], {"softmax": _softmax_oracle},
+                              lambda: _differs(softmax, _softmax_oracle, scores))
+### END HIDDEN TESTS
 expect_shape(limit_cold, scores.shape, "limit_cold (one weight per score)")
 # Hidden test: the limit T -> 0.
 ### BEGIN HIDDEN TESTS
@@ -693,6 +773,10 @@ assert np.allclose(_got, [0.0, 0.5, 0.0, 0.5, 0.0], rtol=0.0, atol=1e-6), (
 
 # %% nbgrader={"grade": true, "grade_id": "test_temperature_hot", "locked": true, "points": 0.5, "schema_version": 3, "solution": false}
 # Visible and hidden tests: limit_hot, the weights as T -> infinity, its shape (visible) and its values (hidden).
+### BEGIN HIDDEN TESTS
+_rerun_answer_with_references(["limit_cold", "limit_hot", "weights_by_temperature"], {"softmax": _softmax_oracle},
+                              lambda: _differs(softmax, _softmax_oracle, scores))
+### END HIDDEN TESTS
 expect_shape(limit_hot, scores.shape, "limit_hot (one weight per score)")
 # Hidden test: the limit T -> infinity.
 ### BEGIN HIDDEN TESTS
@@ -732,6 +816,13 @@ chosen_bandwidth = float(candidate_bandwidths[np.argmin(validation_mse)])
 
 # %% nbgrader={"grade": true, "grade_id": "test_bandwidth", "locked": true, "points": 1, "schema_version": 3, "solution": false}
 # Visible and hidden tests: validation_mse has one error per candidate (visible) and the right values (hidden).
+### BEGIN HIDDEN TESTS
+_bandwidth_references = {"softmax": _softmax_oracle, "weighted_average": _weighted_average_oracle,
+                         "gaussian_scores": _gaussian_scores_oracle, "attention_pool": _attention_pool_oracle,
+                         "nadaraya_watson": _nadaraya_watson_oracle}
+_rerun_answer_with_references(["validation_mse", "chosen_bandwidth"], _bandwidth_references,
+                              lambda: _differs(nadaraya_watson, _nadaraya_watson_oracle, x_val, x_fit, y_fit, 0.3))
+### END HIDDEN TESTS
 expect_shape(validation_mse, candidate_bandwidths.shape, "validation_mse (one error per candidate bandwidth)")
 assert chosen_bandwidth in candidate_bandwidths, (
     f"chosen_bandwidth must be one of candidate_bandwidths, not {chosen_bandwidth!r}."
@@ -768,6 +859,8 @@ if _source is None:
 # %% nbgrader={"grade": true, "grade_id": "test_bandwidth_choice", "locked": true, "points": 1, "schema_version": 3, "solution": false}
 # Hidden test: the chosen bandwidth is supported by the validation errors.
 ### BEGIN HIDDEN TESTS
+_rerun_answer_with_references(["validation_mse", "chosen_bandwidth"], _bandwidth_references,
+                              lambda: _differs(nadaraya_watson, _nadaraya_watson_oracle, x_val, x_fit, y_fit, 0.3))
 _source, _errors = _measured_with()
 assert chosen_bandwidth in candidate_bandwidths, f"chosen_bandwidth must be one of candidate_bandwidths, not {chosen_bandwidth!r}."
 _chosen_error = _errors[list(candidate_bandwidths).index(chosen_bandwidth)]

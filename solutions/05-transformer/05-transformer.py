@@ -21,9 +21,9 @@
 # | 1 | `apply_rope(x, positions=None, base=10000.0)` | 3 |
 # | 2 | `TransformerBlock(d_model, num_heads, d_ff, norm_first=True)`, a `torch.nn.Module` | 4 |
 # | 3 | `find_induction_heads(attention, tokens)` | 3 |
-# | 4 | `TinyGPT(vocab_size, d_model, num_heads, num_layers, max_len)`, trained to copy repeated sequences | 4 |
+# | 4 | `TinyGPT(vocab_size, d_model, num_heads, num_layers, max_len)`, trained to copy repeated sequences | 5 |
 # | 5 | measure `crossover_length`: where attention's $n^2$ products overtake the feed-forward layer | 2 |
-# | | **total** | **16** |
+# | | **total** | **17** |
 #
 # **How to work.** Replace every `raise NotImplementedError()` with your code.
 # Keep the names and arguments: the grader calls them. Do not edit or delete
@@ -215,7 +215,7 @@ expect_close(_rotated[1], [math.cos(3), math.sin(3), math.cos(0.3), math.sin(0.3
 
 # %% nbgrader={"grade": true, "grade_id": "test_apply_rope_complex", "locked": true, "points": 1, "schema_version": 3, "solution": false}
 # Hidden tests: agreement with a complex-number computation, with batch and head axes, any positions and base.
-# (Positions in any order, odd positions and another base.)
+# (Positions in any order, odd positions and another base; the default positions with batch and head axes.)
 ### BEGIN HIDDEN TESTS
 def _rope_by_complex_numbers(x, positions, base):
     """RoPE as multiplication of complex numbers x_2i + i x_2i+1 by exp(i m theta_i), in float64."""
@@ -239,7 +239,23 @@ def _check_against_complex_numbers():
                      "base^(-2i/d))", atol=1e-4, rtol=1e-4)
 
 
+def _check_default_positions_with_batch_and_heads():
+    rng = np.random.default_rng(7)
+    # Batch and head sizes unlike n, so that positions taken from another axis cannot pass by chance.
+    for shape in [(2, 3, 5, 8), (4, 6), (3, 2, 1, 7, 4)]:
+        x = rng.normal(size=shape)
+        n = shape[-2]
+        what = (f"apply_rope(x) for x of shape {shape} with the default positions, which are 0, 1, ..., {n - 1} along "
+                f"the second-last axis (n = x.shape[-2] = {n}), whatever the batch and head axes before it")
+        try:
+            got = apply_rope(torch.from_numpy(x))
+        except Exception as error:
+            raise AssertionError(f"{what}, raised {type(error).__name__}: {error}") from None
+        expect_close(got, _rope_by_complex_numbers(x, np.arange(n), 10000.0), what, atol=1e-4, rtol=1e-4)
+
+
 _check_against_complex_numbers()
+_check_default_positions_with_batch_and_heads()
 ### END HIDDEN TESTS
 
 # %% nbgrader={"grade": true, "grade_id": "test_apply_rope_relative", "locked": true, "points": 0.5, "schema_version": 3, "solution": false}
@@ -412,11 +428,56 @@ _compare_with_torch(norm_first=False, with_masks=False)
 ### END HIDDEN TESTS
 
 # %% nbgrader={"grade": true, "grade_id": "test_TransformerBlock_masks", "locked": true, "points": 1, "schema_version": 3, "solution": false}
-# Hidden tests: with causal (T, T) and per-item (B, T, T) masks, equal to nn.TransformerEncoderLayer.
-# Pre-norm and post-norm; torch's layer is given the opposite mask (its polarity).
+# Hidden tests: the mask reaches attention as given: with causal (T, T) and per-item (B, T, T) masks, equal to
+# nn.TransformerEncoderLayer (torch's layer is given the opposite mask, its polarity), pre-norm and post-norm.
+# A norm placement that is wrong without a mask costs its points in its own cell: that variant is checked here only
+# for what a mask decides, that a position's output does not depend on the keys it may not attend to.
 ### BEGIN HIDDEN TESTS
-_compare_with_torch(norm_first=True, with_masks=True)
-_compare_with_torch(norm_first=False, with_masks=True)
+def _matches_torch_without_mask(norm_first):
+    try:
+        _compare_with_torch(norm_first, with_masks=False)
+    except Exception:
+        return False
+    return True
+
+
+def _check_masked_keys_do_not_matter(norm_first):
+    """The output at each query must not change when only keys the mask forbids it change (evaluation mode)."""
+    kind = "pre-norm (norm_first=True)" if norm_first else "post-norm (norm_first=False)"
+    torch.manual_seed(21)
+    B, T, d_model = 2, 6, 8
+    block = TransformerBlock(d_model, 2, 16, norm_first=norm_first).double().eval()
+    x = torch.randn(B, T, d_model, dtype=torch.float64)
+    causal = torch.tril(torch.ones(T, T, dtype=torch.bool))
+    per_item = torch.rand(B, T, T) < 0.5
+    per_item |= torch.eye(T, dtype=torch.bool)  # every query may attend to itself
+    for name, mask in [("a causal (T, T) mask", causal), ("a (B, T, T) mask", per_item)]:
+        full = mask.expand(B, T, T)
+        with torch.no_grad():
+            out = block(x, mask)
+            for b in range(B):
+                for t in range(T):
+                    hidden = ~full[b, t]
+                    if not hidden.any():
+                        continue
+                    changed = x.clone()
+                    changed[b, hidden] += torch.randn(int(hidden.sum()), d_model, dtype=torch.float64)
+                    moved = float((block(changed, mask)[b, t] - out[b, t]).abs().max())
+                    assert moved < 1e-9, (
+                        f"with {name}, the {kind} block's output at query {t} of item {b} changes by {moved:.3g} when "
+                        f"only keys it may not attend to change: pass the mask to self.attn unchanged (True means "
+                        "'may attend'; do not invert it, as nn.TransformerEncoderLayer's polarity would need)")
+
+
+def _check_masks():
+    for norm_first in (True, False):
+        if _matches_torch_without_mask(norm_first):
+            _compare_with_torch(norm_first, with_masks=True)
+        else:
+            _check_masked_keys_do_not_matter(norm_first)
+
+
+_check_masks()
 ### END HIDDEN TESTS
 
 # %% [markdown] nbgrader={"grade": false, "grade_id": "find_md", "locked": true, "schema_version": 3, "solution": false}
@@ -551,7 +612,7 @@ _check_planted_heads()
 ### END HIDDEN TESTS
 
 # %% [markdown] nbgrader={"grade": false, "grade_id": "gpt_md", "locked": true, "schema_version": 3, "solution": false}
-# ## 4. A tiny GPT that learns to copy (4 points)
+# ## 4. A tiny GPT that learns to copy (5 points)
 #
 # A decoder-only transformer reads tokens and predicts, at every position, the
 # next token. Build `TinyGPT(vocab_size, d_model, num_heads, num_layers, max_len)`:
@@ -609,7 +670,7 @@ class TinyGPT(nn.Module):
         ### END SOLUTION
 
 
-# %% nbgrader={"grade": true, "grade_id": "test_TinyGPT", "locked": true, "points": 1, "schema_version": 3, "solution": false}
+# %% nbgrader={"grade": true, "grade_id": "test_TinyGPT", "locked": true, "points": 0.5, "schema_version": 3, "solution": false}
 # Visible test: shapes of the logits and of every layer's weights.
 # TinyGPT is built here with a stand-in for TransformerBlock that only runs attention, so this test checks TinyGPT alone.
 class _StandInBlock(nn.Module):
@@ -641,7 +702,8 @@ for _layer, _weights in enumerate(_result[1]):
                  atol=1e-5)
 
 # %% nbgrader={"grade": true, "grade_id": "test_TinyGPT_causal", "locked": true, "points": 1, "schema_version": 3, "solution": false}
-# Hidden tests: position t never sees a later token (logits and attention), with a correct TransformerBlock.
+# Hidden tests: position t sees itself and every earlier token, never a later one (logits and attention).
+# With the grader's correct TransformerBlock.
 ### BEGIN HIDDEN TESTS
 class _CorrectBlock(nn.Module):
     """A correct pre-norm (or post-norm) TransformerBlock, the grader's own: TinyGPT is graded with it."""
@@ -677,11 +739,118 @@ def _check_causal():
         leaked = float(torch.as_tensor(weights).detach()[..., above].abs().max())
         assert leaked == 0, (f"in layer {layer}, some position puts weight {leaked:.3g} on a later position: every block "
                              "needs a causal mask (True where key position <= query position)")
+        # Softmax gives every key a query may attend to a positive weight: a zero one is a key the mask hides.
+        seen = float(torch.as_tensor(weights).detach()[..., ~above].min())
+        assert seen > 0, (f"in layer {layer}, some position puts weight 0 on itself or an earlier position: the causal "
+                          "mask is True where key position <= query position, the diagonal included (each position "
+                          "sees its own token; torch.tril(..., diagonal=0), not diagonal=-1)")
     expect_close(logits_changed[:, :6], logits[:, :6], "the logits at positions 0-5 after changing the tokens at positions "
                  "6-9 (a causal model must not see later tokens)", atol=1e-9)
 
 
 _check_causal()
+### END HIDDEN TESTS
+
+# %% nbgrader={"grade": true, "grade_id": "test_TinyGPT_pre_norm", "locked": true, "points": 0.5, "schema_version": 3, "solution": false}
+# Hidden test: the blocks are pre-norm (the default): every layer's attention reads layer-normalised input.
+# With the grader's correct TransformerBlock, freshly built (LayerNorm's gain 1 and bias 0: mean 0, std 1 per position).
+### BEGIN HIDDEN TESTS
+def _fresh_tinygpt(vocab_size=13, d_model=16, num_heads=2, num_layers=2, max_len=10):
+    """A TinyGPT built with the grader's correct block (float64, evaluation mode) and a batch of tokens."""
+    torch.manual_seed(4)
+    with _transformer_block_is(_CorrectBlock):
+        gpt = TinyGPT(vocab_size=vocab_size, d_model=d_model, num_heads=num_heads, num_layers=num_layers,
+                      max_len=max_len).double()
+    gpt.eval()
+    return gpt, torch.randint(0, vocab_size, (3, max_len))
+
+
+def _inputs_of(gpt, modules, tokens):
+    """Run gpt on tokens with a forward pre-hook on each of `modules`; the first input each one got, in order."""
+    seen = {}
+    def keep(i, args, kwargs):
+        x = args[0] if args else next(iter(kwargs.values()), None)  # called with x positional or by keyword
+        if torch.is_tensor(x):
+            seen.setdefault(i, x.detach())
+
+    handles = [module.register_forward_pre_hook(lambda module, args, kwargs, i=i: keep(i, args, kwargs), with_kwargs=True)
+               for i, module in enumerate(modules)]
+    try:
+        with torch.no_grad(), _transformer_block_is(_CorrectBlock):
+            gpt(tokens)
+    finally:
+        for handle in handles:
+            handle.remove()
+    return [seen.get(i) for i in range(len(modules))]
+
+
+def _normalised(x):
+    """Whether every position of x has mean 0 and standard deviation 1 over its features, as LayerNorm gives."""
+    mean, std = x.mean(dim=-1), x.std(dim=-1, unbiased=False)
+    return bool((mean.abs() < 1e-6).all() and ((std - 1).abs() < 1e-3).all()), float(mean.abs().max()), float(std.mean())
+
+
+def _check_pre_norm():
+    gpt, tokens = _fresh_tinygpt()
+    attentions = [m for m in gpt.modules() if isinstance(m, MultiHeadSelfAttention)]
+    assert len(attentions) == 2, (f"TinyGPT(num_layers=2) holds {len(attentions)} MultiHeadSelfAttention modules, not 2: "
+                                  "build one TransformerBlock(d_model, num_heads, 4 * d_model) per layer")
+    inputs = _inputs_of(gpt, attentions, tokens)
+    if any(x is None for x in inputs):  # attention computed from its parameters: what its qkv projection reads
+        inputs = _inputs_of(gpt, [m.qkv for m in attentions], tokens)
+    for layer, x in enumerate(inputs):
+        assert x is not None, f"the attention of layer {layer} never ran: call every block in forward"
+        normalised, mean, std = _normalised(x)
+        assert normalised, (
+            f"the attention of layer {layer} reads input that is not layer-normalised (largest mean {mean:.3g}, mean "
+            f"standard deviation {std:.3g} per position, where LayerNorm gives 0 and 1): the blocks must be pre-norm, "
+            "TransformerBlock(d_model, num_heads, 4 * d_model) with the default norm_first=True, not norm_first=False")
+
+
+_check_pre_norm()
+### END HIDDEN TESTS
+
+# %% nbgrader={"grade": true, "grade_id": "test_TinyGPT_ff_width", "locked": true, "points": 0.5, "schema_version": 3, "solution": false}
+# Hidden test: the feed-forward layer of every block is 4 * d_model wide (d_ff = 4 * d_model).
+### BEGIN HIDDEN TESTS
+def _check_ff_width():
+    gpt, _ = _fresh_tinygpt(d_model=16)
+    in_attention = {id(p) for m in gpt.modules() if isinstance(m, MultiHeadSelfAttention) for p in m.parameters()}
+    widths = [m.out_features for m in gpt.modules() if isinstance(m, nn.Linear) and m.in_features == 16
+              and id(m.weight) not in in_attention and m.out_features != 13]
+    assert widths == [64, 64], (
+        f"the feed-forward layers of TinyGPT(d_model=16, num_layers=2) widen d_model to {widths}, not [64, 64]: each "
+        "block is TransformerBlock(d_model, num_heads, 4 * d_model), so d_ff = 4 * d_model (not d_model)")
+
+
+_check_ff_width()
+### END HIDDEN TESTS
+
+# %% nbgrader={"grade": true, "grade_id": "test_TinyGPT_final_norm", "locked": true, "points": 0.5, "schema_version": 3, "solution": false}
+# Hidden test: a final LayerNorm comes before the output layer (the output layer reads layer-normalised input).
+### BEGIN HIDDEN TESTS
+def _check_final_norm():
+    gpt, tokens = _fresh_tinygpt(vocab_size=20, d_model=16)
+    heads = [m for m in gpt.modules() if isinstance(m, nn.Linear) and m.out_features == 20]
+    assert len(heads) == 1 and heads[0].in_features == 16, (
+        f"TinyGPT(vocab_size=20, d_model=16) holds {len(heads)} nn.Linear layers with 20 outputs: it needs one output "
+        "layer nn.Linear(d_model, vocab_size)")
+    # An output layer that copies its input into the first 16 logits shows what it reads, however it is called.
+    with torch.no_grad():
+        heads[0].weight.zero_()
+        heads[0].weight[:16] = torch.eye(16, dtype=heads[0].weight.dtype)
+        if heads[0].bias is not None:
+            heads[0].bias.zero_()
+        with _transformer_block_is(_CorrectBlock):
+            logits = gpt(tokens)
+    normalised, mean, std = _normalised(torch.as_tensor(logits)[..., :16])
+    assert normalised, (
+        f"the output layer reads input that is not layer-normalised (largest mean {mean:.3g}, mean standard deviation "
+        f"{std:.3g} per position, where LayerNorm gives 0 and 1): apply the final nn.LayerNorm(d_model) to the output "
+        "of the last block before the output layer")
+
+
+_check_final_norm()
 ### END HIDDEN TESTS
 
 # %% [markdown] nbgrader={"grade": false, "grade_id": "induction_md", "locked": true, "schema_version": 3, "solution": false}
@@ -814,12 +983,29 @@ assert _loss < 1.0, (
 # Hidden test: after the same training, some head is an induction head (score at least 0.6).
 # It puts on average at least 0.6 of its weight on the position right after the earlier occurrence of the current token.
 ### BEGIN HIDDEN TESTS
-_, _, _attention, _tokens = _train_tinygpt_with_correct_blocks()
-_scores = _induction_scores(_attention, _tokens)
-assert _scores.max() >= 0.6, (
-    f"after training, the best head puts only {_scores.max():.2f} of its weight on the position right after the "
-    f"earlier occurrence of the current token (scores per layer and head: {np.round(_scores, 2).tolist()}); at least "
-    "0.6 is expected. Each layer must return its own weights (B, heads, T, T), in layer order.")
+def _check_induction():
+    _, _, attention, tokens = _train_tinygpt_with_correct_blocks()
+    expected = (tokens.shape[0], 2, SEQ_LEN, SEQ_LEN)
+    shapes = [tuple(torch.as_tensor(w).shape) for w in attention]
+    assert shapes == [expected, expected], (
+        f"TinyGPT(num_layers=2, num_heads=2) returned attention weights of shapes {shapes}: each layer must return its "
+        f"own weights (B, heads, T, T) = {expected}, in layer order")
+    scores = np.asarray(_induction_scores(attention, tokens), dtype=float)  # float64: rounds to what it shows
+    if scores.max() >= 0.6:
+        return
+    later = torch.triu(torch.ones(SEQ_LEN, SEQ_LEN, dtype=torch.bool), diagonal=1)
+    leaked = max(float(torch.as_tensor(w).detach()[..., later].abs().max()) for w in attention)
+    # The likely mistake first: the tables keep only the start of a message.
+    hint = (f"your TinyGPT lets positions see later tokens (weight up to {leaked:.2g}), so it need not copy from "
+            "earlier: give every block the causal mask (True where key position <= query position)." if leaked > 0 else
+            "check the position embedding (the previous-token head in layer 1 needs it to find the token before).")
+    raise AssertionError(
+        f"after training, no head is an induction head (best score {scores.max():.2f}, at least 0.6 expected): {hint} "
+        "The score of a head is the mean weight it puts on the position right after the earlier occurrence of the "
+        f"current token; per layer and head: {np.round(scores, 2).tolist()}.")
+
+
+_check_induction()
 ### END HIDDEN TESTS
 
 # %% [markdown] nbgrader={"grade": false, "grade_id": "look_md", "locked": true, "schema_version": 3, "solution": false}
@@ -852,40 +1038,122 @@ assert _scores.max() >= 0.6, (
 # Write the two products out with `@` (`count_flops` does not see inside
 # `F.scaled_dot_product_attention` on the CPU), and print what you measure.
 #
-# Set `crossover_length` to the smallest $n$ of this list at which the two
-# $n^2$ products cost at least as many operations as the feed-forward layer.
+# Keep what you measure: set `attention_flops` to the operations the two
+# $n^2$ products take together and `feed_forward_flops` to those of the
+# feed-forward layer, one count per $n$ in the order of the list (lists or
+# arrays of 7 numbers). Then set `crossover_length` to the smallest $n$ of the
+# list at which the two $n^2$ products cost at least as many operations as the
+# feed-forward layer. At one $n$ of the list the two counts are exactly equal:
+# "at least as many" includes that $n$. The tests check your counts against
+# `count_flops` and your `crossover_length` against your counts.
 
 # %% nbgrader={"grade": false, "grade_id": "crossover_length", "locked": false, "schema_version": 3, "solution": true}
 ### BEGIN SOLUTION
 feed_forward = nn.Sequential(nn.Linear(64, 256), nn.GELU(), nn.Linear(256, 64))
+attention_flops, feed_forward_flops = [], []
 crossover_length = None
 for n in [16, 32, 64, 128, 256, 512, 1024]:
     q, k, v = torch.randn(3, 1, 4, n, 16)
     x = torch.randn(1, n, 64)
     mixing = count_flops(lambda: torch.softmax(q @ k.transpose(-2, -1) / 4.0, dim=-1) @ v)
     position_wise = count_flops(lambda: feed_forward(x))
+    attention_flops.append(mixing)
+    feed_forward_flops.append(position_wise)
     print(f"n = {n:4d}: scores and weighted sum {mixing:>11,} flops, feed-forward {position_wise:>11,} flops")
     if crossover_length is None and mixing >= position_wise:
         crossover_length = n
 ### END SOLUTION
 
 # %% nbgrader={"grade": true, "grade_id": "test_crossover_length", "locked": true, "points": 0.5, "schema_version": 3, "solution": false}
-# Visible test: crossover_length is one of the lengths measured.
+# Visible test: one count per length in attention_flops and feed_forward_flops, and crossover_length one of the lengths.
+for _name in ("attention_flops", "feed_forward_flops"):
+    assert _name in globals(), f"{_name} is not defined: keep the count you measured at every n of the list in it"
+    expect_shape(np.asarray(globals()[_name], dtype=float), (7,), f"{_name} (one count for each n = 16, 32, ..., 1024)")
 assert crossover_length is not None, "crossover_length is None: at some n of the list the n^2 products cost more"
 assert float(crossover_length) in (16, 32, 64, 128, 256, 512, 1024), (
-    f"crossover_length must be one of 16, 32, 64, 128, 256, 512, 1024, not {crossover_length}")
+    f"crossover_length must be one of 16, 32, 64, 128, 256, 512, 1024, not {float(crossover_length):.6g}")
 
-# %% nbgrader={"grade": true, "grade_id": "test_crossover_length_value", "locked": true, "points": 1.5, "schema_version": 3, "solution": false}
-# Hidden test: the value, with a hint for the usual miscounts.
+# %% nbgrader={"grade": true, "grade_id": "test_crossover_length_counts", "locked": true, "points": 1, "schema_version": 3, "solution": false}
+# Hidden test: the counts are what count_flops gives for the two n^2 products and for the feed-forward layer.
 ### BEGIN HIDDEN TESTS
-_answer = float(crossover_length)
-_hints = {512: "that is where ONE of the two n^2 products alone catches up: count both, the scores QK^T and the "
-               "weighted sum of the values",
-          128: "that is where attention including its four d_model x d_model projections catches up: count only "
-               "the two n^2 products",
-          16: "at n = 16 the n^2 products are far cheaper than the feed-forward layer: did count_flops see them? "
-              "It counts 0 inside F.scaled_dot_product_attention on the CPU; write them with @"}
-assert _answer == 4 * 64, (  # 4 n^2 d_model = 4 n d_model d_ff flops when n = d_ff = 4 d_model
-    f"crossover_length is {crossover_length}, which is not the smallest n at which the two n^2 products cost at "
-    f"least as much as the feed-forward layer; {_hints.get(int(_answer), 'compare the counts you printed')}")
+_lengths = (16, 32, 64, 128, 256, 512, 1024)
+
+
+def _true_counts():
+    """count_flops of the scores QK^T and the weighted sum (4 heads, 16 features) and of the feed-forward layer."""
+    torch.manual_seed(0)
+    layer = nn.Sequential(nn.Linear(64, 256), nn.GELU(), nn.Linear(256, 64))
+    mixing, position_wise = [], []
+    for n in _lengths:
+        q, k, v = torch.randn(3, 1, 4, n, 16)
+        x = torch.randn(1, n, 64)
+        mixing.append(count_flops(lambda: torch.softmax(q @ k.transpose(-2, -1), dim=-1) @ v))
+        position_wise.append(count_flops(lambda: layer(x)))
+    return np.array(mixing, dtype=float), np.array(position_wise, dtype=float)
+
+
+def _your_counts():
+    """Your attention_flops and feed_forward_flops as float arrays, or None where one is missing or not 7 numbers."""
+    try:
+        counts = [np.asarray(globals()[name], dtype=float) for name in ("attention_flops", "feed_forward_flops")]
+    except Exception:
+        return None
+    return counts if all(c.shape == (7,) and np.isfinite(c).all() for c in counts) else None
+
+
+def _check_counts():
+    mixing, position_wise = _true_counts()
+    counts = _your_counts()
+    assert counts is not None, (
+        "attention_flops and feed_forward_flops must each hold the 7 counts you measured, one for each n = 16, 32, "
+        "..., 1024")
+    yours_mixing, yours_position_wise = counts
+    for i, n in enumerate(_lengths):
+        got, expected = yours_mixing[i], mixing[i]
+        if not np.isclose(got, expected, rtol=1e-6):
+            projections = 4 * 2 * n * 64 * 64
+            hint = {0.0: "count_flops counts 0 inside F.scaled_dot_product_attention on the CPU: write the products "
+                         "with @",
+                    expected / 2: "that is ONE of the two products: count both, the scores QK^T and the weighted sum "
+                                  "of the values",
+                    expected + projections: "that includes the four d_model x d_model projections: count only the "
+                                            "two n^2 products"}.get(got, "count the two products QK^T and weights @ V "
+                                                                         "over the 4 heads")
+            raise AssertionError(f"attention_flops at n = {n} is {got:,.0f}, but count_flops gives {expected:,.0f} for "
+                                 f"the scores QK^T and the weighted sum of the values together; {hint}")
+        got, expected = yours_position_wise[i], position_wise[i]
+        assert np.isclose(got, expected, rtol=1e-6), (
+            f"feed_forward_flops at n = {n} is {got:,.0f}, but count_flops gives {expected:,.0f} for x (1, n, 64) "
+            "through nn.Sequential(nn.Linear(64, 256), nn.GELU(), nn.Linear(256, 64))")
+
+
+_check_counts()
+### END HIDDEN TESTS
+
+# %% nbgrader={"grade": true, "grade_id": "test_crossover_length_value", "locked": true, "points": 0.5, "schema_version": 3, "solution": false}
+# Hidden test: crossover_length is the smallest length at which your attention count reaches your feed-forward count.
+# Read off your own counts (a miscount costs its points in the test above only).
+### BEGIN HIDDEN TESTS
+# The true counts tie at n = 256 (256 n^2 = 4 n d_model d_ff when n = d_ff): "at least as many" counts that n.
+def _check_crossover_value():
+    counts = _your_counts()
+    assert counts is not None, (
+        f"crossover_length is {crossover_length!r:.12}, but it must be read off your measurement, and attention_flops and "
+        "feed_forward_flops do not hold the 7 counts you measured (one for each n = 16, 32, ..., 1024)")
+    try:
+        answer = float(crossover_length)
+    except (TypeError, ValueError):
+        raise AssertionError(f"crossover_length must be one of the lengths measured, not {crossover_length!r}") from None
+    crossing = [n for n, a, f in zip(_lengths, *counts) if a >= f]
+    if not crossing:  # your counts never cross (a miscount, graded above): the true crossover then
+        crossing = [n for n, a, f in zip(_lengths, *_true_counts()) if a >= f]
+    hints = {crossing[0] * 2: f"at n = {crossing[0]} the n^2 products cost at least as many operations (equal counts "
+                              "count: 'at least as many')",
+             1024: "crossover_length is the SMALLEST n at which the n^2 products cost at least as much"}
+    assert answer == crossing[0], (
+        f"crossover_length is {answer:.6g}, but your counts show the two n^2 products reaching the feed-forward "
+        f"layer first at n = {crossing[0]}; {hints.get(answer, 'compare the counts you printed')}")
+
+
+_check_crossover_value()
 ### END HIDDEN TESTS

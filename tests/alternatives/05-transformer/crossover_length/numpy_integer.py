@@ -7,6 +7,6 @@ for n in lengths:
     weights = torch.softmax(queries @ keys.mT / 4, dim=-1)
     quadratic.append(count_flops(lambda: queries @ keys.mT) + count_flops(lambda: weights @ values))
     linear.append(count_flops(lambda: mlp(torch.randn(1, int(n), 64))))
-quadratic, linear = np.array(quadratic), np.array(linear)
-print(np.c_[lengths, quadratic, linear])
-crossover_length = lengths[np.argmax(quadratic >= linear)]
+attention_flops, feed_forward_flops = np.array(quadratic), np.array(linear)
+print(np.c_[lengths, attention_flops, feed_forward_flops])
+crossover_length = lengths[np.argmax(attention_flops >= feed_forward_flops)]

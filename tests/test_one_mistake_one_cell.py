@@ -1,0 +1,146 @@
+"""Wrong answers that once scored full marks lose points, each in the cell(s) that name its mistake, and nowhere else.
+
+Issue 19 found chapter 5 answers that broke the instructions and kept every
+point, one post-norm mistake that cost in two cells, a missing causal mask
+blamed on the layer order, and a softmax left undone that cost chapter 1's
+measuring exercises too. A small class of its own (the reference, those
+mutants and the alternatives the stricter tests might wrongly fail) is graded
+once by the real command; the whole mutant and alternative corpus is graded
+by test_mutants.py and test_alternatives.py.
+"""
+from __future__ import annotations
+
+import csv
+import re
+import subprocess
+import sys
+
+import pytest
+
+from autograde.course import REPO, graded_cell_ids
+from tests.support.submissions import alternatives, mutants
+from tests.support.synthetic import (
+    alternative_student,
+    completed_notebook,
+    mutant_student,
+    write_submission,
+)
+
+CH1, CH5 = "01-weighted-sum", "05-transformer"
+
+# (assignment, grade_id, mutant) -> the test cells where it must lose points, exactly.
+LOSES_EXACTLY = {
+    (CH5, "apply_rope", "default_positions_first_axis"): {"test_apply_rope_complex"},
+    (CH5, "TinyGPT", "post_norm_blocks"): {"test_TinyGPT_pre_norm"},
+    (CH5, "TinyGPT", "ff_width_d_model"): {"test_TinyGPT_ff_width"},
+    (CH5, "TinyGPT", "no_final_norm"): {"test_TinyGPT_final_norm"},
+    # The visible test sees the all-zero weights of position 0, which may attend to nothing.
+    (CH5, "TinyGPT", "mask_hides_current"): {"test_TinyGPT", "test_TinyGPT_causal"},
+    (CH5, "crossover_length", "typed_without_measuring"): {
+        "test_crossover_length", "test_crossover_length_counts", "test_crossover_length_value"},
+    # One post-norm mistake, one cell: the masks cell checks only what the mask decides in that variant.
+    (CH5, "TransformerBlock", "always_pre_norm"): {"test_TransformerBlock_post_norm"},
+    (CH5, "TransformerBlock", "post_norm_inside_residual"): {"test_TransformerBlock_post_norm"},
+    (CH5, "TransformerBlock", "flipped_mask"): {"test_TransformerBlock_masks"},
+    (CH5, "crossover_length", "one_product"): {"test_crossover_length_counts"},
+    (CH5, "crossover_length", "strictly_more"): {"test_crossover_length_value"},
+    # Undone, softmax costs its own four cells; the temperature and bandwidth measurements run again without it.
+    (CH1, "softmax", "not_done"): {"test_softmax", "test_softmax_stability", "test_softmax_masking", "test_softmax_axes"},
+}
+# Where a message must name the likely mistake: (assignment, grade_id, mutant, cell) -> (must say, must not say).
+MESSAGES = {
+    (CH5, "TinyGPT", "no_causal_mask", "test_TinyGPT_induction"): ("causal mask", "layer order"),
+    (CH5, "TinyGPT", "post_norm_blocks", "test_TinyGPT_pre_norm"): ("norm_first=True", None),
+    (CH5, "TinyGPT", "ff_width_d_model", "test_TinyGPT_ff_width"): ("4 * d_model", None),
+    (CH5, "TinyGPT", "no_final_norm", "test_TinyGPT_final_norm"): ("final nn.LayerNorm", None),
+    (CH5, "TinyGPT", "mask_hides_current", "test_TinyGPT_causal"): ("diagonal", None),
+    (CH5, "apply_rope", "default_positions_first_axis", "test_apply_rope_complex"): ("second-last axis", None),
+    (CH5, "crossover_length", "strictly_more", "test_crossover_length_value"): ("at least as many", None),
+    (CH5, "crossover_length", "one_product", "test_crossover_length_counts"): ("ONE of the two products", None),
+}
+# Correct answers the stricter tests could wrongly fail: other creation orders, keyword calls, functional final norm
+# and output layer, float and (B, T, T) masks, inline layers, hooks, counts kept as tensors or dicts.
+ALTERNATIVES_HERE = [(a, g, p) for a, g, p in alternatives()
+                     if a == CH5 and g in ("TinyGPT", "TransformerBlock", "crossover_length", "apply_rope")]
+CASES = set(LOSES_EXACTLY) | {k[:3] for k in MESSAGES}
+MUTANTS_HERE = [(a, g, p) for a, g, p in mutants() if (a, g, p.stem) in CASES]
+
+
+@pytest.fixture(scope="session")
+def graded_few(tmp_path_factory):
+    """Grade the reference, the mutants above and chapter 5's alternatives once; scores by (student, assignment, cell)."""
+    base = tmp_path_factory.mktemp("one-mistake")
+    submissions, out = base / "submitted", base / "out"
+    for assignment in (CH1, CH5):
+        write_submission(completed_notebook(assignment), submissions, "reference", assignment)
+    for assignment, grade_id, path in MUTANTS_HERE:
+        write_submission(completed_notebook(assignment, {grade_id: path.read_text()}), submissions,
+                         mutant_student(grade_id, path), assignment)
+    for assignment, grade_id, path in ALTERNATIVES_HERE:
+        write_submission(completed_notebook(assignment, {grade_id: path.read_text()}), submissions,
+                         alternative_student(grade_id, path), assignment)
+    proc = subprocess.run([sys.executable, "-m", "autograde", "grade", str(submissions), "--out", str(out), "--quiet",
+                           "--jobs", "2"], cwd=REPO, capture_output=True, text=True, timeout=3600)
+    assert proc.returncode == 0, f"autograde grade failed:\n{proc.stdout}\n{proc.stderr}"
+    with open(out / "scores.csv", newline="") as f:
+        return {(r["student_id"], r["assignment"], r["grade_id"]): r for r in csv.DictReader(f)}
+
+
+def lost_cells(scores, student, assignment):
+    """The test cells where `student` got less than full points."""
+    return {c for c in graded_cell_ids(assignment)
+            if float(scores[(student, assignment, c)]["score"]) < float(scores[(student, assignment, c)]["max_score"])}
+
+
+def test_the_cases_name_real_mutants():
+    found = {(a, g, p.stem) for a, g, p in MUTANTS_HERE}
+    assert CASES == found, f"no mutant file for {sorted(CASES - found)}"
+    for (assignment, _, _), cells in LOSES_EXACTLY.items():
+        assert cells <= set(graded_cell_ids(assignment)), f"not test cells of {assignment}: {cells}"
+
+
+@pytest.mark.slow
+@pytest.mark.sandbox
+@pytest.mark.parametrize("case", sorted(LOSES_EXACTLY), ids=lambda c: f"{c[1]}/{c[2]}")
+def test_a_mistake_loses_points_exactly_in_the_cells_that_name_it(graded_few, case):
+    assignment, grade_id, name = case
+    lost = lost_cells(graded_few, mutant_student(grade_id, name), assignment)
+    assert lost == LOSES_EXACTLY[case], f"{grade_id}/{name} loses points in {sorted(lost)}, not {sorted(LOSES_EXACTLY[case])}"
+
+
+@pytest.mark.slow
+@pytest.mark.sandbox
+@pytest.mark.parametrize("case", sorted(MESSAGES), ids=lambda c: f"{c[1]}/{c[2]}/{c[3]}")
+def test_the_message_names_the_likely_mistake(graded_few, case):
+    assignment, grade_id, name, cell = case
+    row = graded_few[(mutant_student(grade_id, name), assignment, cell)]
+    says, never = MESSAGES[case]
+    assert float(row["score"]) < float(row["max_score"]), f"{grade_id}/{name} keeps its points in {cell}"
+    assert says in row["message"], f"{cell}'s message for {name} does not say {says!r}: {row['message']}"
+    assert never is None or never not in row["message"], f"{cell}'s message for {name} says {never!r}: {row['message']}"
+
+
+@pytest.mark.slow
+@pytest.mark.sandbox
+@pytest.mark.parametrize(("assignment", "grade_id", "path"), ALTERNATIVES_HERE,
+                         ids=[f"{g}/{p.stem}" for _, g, p in ALTERNATIVES_HERE])
+def test_a_correct_alternative_keeps_every_point_under_the_stricter_tests(graded_few, assignment, grade_id, path):
+    student = alternative_student(grade_id, path)
+    lost = {c: graded_few[(student, assignment, c)]["message"] for c in lost_cells(graded_few, student, assignment)}
+    assert not lost, f"the correct alternative {path.name} of {grade_id} loses points: {lost}"
+
+
+@pytest.mark.slow
+@pytest.mark.sandbox
+def test_chapter_5_messages_show_rounded_numbers(graded_few):
+    # A float32 0.02 printed in full reads 0.019999999552965164: the tests round what a student reads.
+    long = {(s, c): r["message"] for (s, a, c), r in graded_few.items()
+            if a == CH5 and re.search(r"\d\.\d{7,}", r["message"])}
+    assert not long, f"unrounded numbers in chapter 5's messages: {long}"
+
+
+@pytest.mark.slow
+@pytest.mark.sandbox
+def test_the_reference_keeps_every_point(graded_few):
+    for assignment in (CH1, CH5):
+        assert not lost_cells(graded_few, "reference", assignment), f"the reference loses points in {assignment}"
