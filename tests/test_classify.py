@@ -262,6 +262,48 @@ def test_a_students_own_exception_is_shown_as_one_bounded_line_with_their_frame(
     assert row.where == "cell 'softmax', line 2, in softmax: raise ValueError(the_tests_source())"
 
 
+def test_a_message_given_to_the_tests_own_helper_by_student_code_is_the_students():
+    # Red-team hole 6a: the student's softmax calls the setup cell's expect_close(0.0, 1.0, "\n" + hidden_text). The
+    # AssertionError is raised in a grader's cell, but with the student's frame on the way it is cut as theirs.
+    cells = graded_cells(FIRST)
+    first = cells[0][0]
+    scores = {g: m for g, m in cells} | {first: 0.0}
+    read_back = "\n" + "\n".join(f"line {i}: " + "y" * 200 for i in range(15))
+    notebook = executed_notebook({first: ([error("AssertionError", read_back)], {})})
+    setup = cell(grade_id="setup", solution=False)
+    setup.metadata["nbgrader"]["grade"] = False
+    setup.source, setup.execution_count = "def expect_close(actual, expected, what):\n    raise AssertionError(what)\n", 1
+    answer = cell(grade_id="softmax", solution=True)
+    answer.source, answer.execution_count = "def softmax(x):\n    expect_close(0.0, 1.0, the_tests_source())\n", 7
+    notebook.cells[:0] = [setup, answer]
+    notebook.cells[2].outputs[0].traceback = [
+        "Cell In[9], line 1\n----> 1 assert f() == 1\n",
+        "Cell In[7], line 2, in softmax(x)\n----> 2     expect_close(0.0, 1.0, the_tests_source())\n",
+        "Cell In[1], line 2, in expect_close(actual, expected, what)\n----> 2     raise AssertionError(what)\n",
+        "AssertionError: ..."]
+    [row] = [r for r in cell_results("ann", FIRST, notebook, scores) if r.grade_id == first]
+    assert "\n" not in row.details and len(row.details) <= STUDENT_MESSAGE_CHARS, row.details
+    assert row.details.startswith("line 0: yyy"), row.details
+    assert row.where == "cell 'softmax', line 2, in softmax: expect_close(0.0, 1.0, the_tests_source())"
+
+
+def test_an_exception_raised_through_a_library_frame_is_shown_as_one_line():
+    # A library's exception, or student code compiled under a library's file name, is no test verdict: one line.
+    import sysconfig
+    from pathlib import Path
+
+    cells = graded_cells(FIRST)
+    first = cells[0][0]
+    scores = {g: m for g, m in cells} | {first: 0.0}
+    notebook = executed_notebook({first: ([error("AssertionError", "\nline one\nline two")], {})})
+    numpy_file = Path(sysconfig.get_paths()["purelib"]) / "numpy" / "_core" / "_methods.py"
+    notebook.cells[0].execution_count = 9
+    notebook.cells[0].outputs[0].traceback = ["Cell In[9], line 1\n----> 1 assert f() == 1\n",
+                                              f"File {numpy_file}:52, in _sum(a)\n", "AssertionError: ..."]
+    [row] = [r for r in cell_results("ann", FIRST, notebook, scores) if r.grade_id == first]
+    assert row.details == "line one", row.details
+
+
 def test_no_line_of_a_hidden_test_is_in_a_row_or_a_note():
     line = 'expect_close(got, [0.25, 0.0, 0.75], "softmax([0, -inf, log 3]) (a -inf score must get weight exactly 0)", warned=warned)'
     assert squeeze(line) in hidden_test_lines(FIRST), "the hidden line this test uses is gone: pick another"

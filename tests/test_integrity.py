@@ -11,7 +11,15 @@ import pytest
 
 from autograde.course import cells_checking, graded_cell_ids
 from tests.support.commands import grade_command, read_rows
-from tests.support.integrity import FIRST, FORGERIES, integrity_submissions, leaked_lines, page_text
+from tests.support.integrity import (
+    FIRST,
+    FORGERIES,
+    disguised_leaks,
+    disguised_submissions,
+    integrity_submissions,
+    leaked_lines,
+    page_text,
+)
 from tests.support.synthetic import write_submission
 
 
@@ -19,7 +27,7 @@ from tests.support.synthetic import write_submission
 def hostile(tmp_path_factory):
     """Grade every submission of tests/support/integrity.py; returns {"scores", "grades", "notes", "out"}."""
     base = tmp_path_factory.mktemp("integrity")
-    for student, nb in integrity_submissions().items():
+    for student, nb in (integrity_submissions() | disguised_submissions()).items():
         write_submission(nb, base / "class", student, FIRST)
     out = base / "out"
     # Chapter 1's cells take well under a second; 10 s keeps the real timeout below cheap.
@@ -128,3 +136,46 @@ def test_a_real_timeout_is_still_recorded_where_the_cell_was_stopped(hostile):
     rows = hostile["scores"]["loops-in-an-answer"]
     assert {r["status"] for r in rows.values()} == {"passed"}, {c: r["status"] for c, r in rows.items()}
     assert any("cosine_scores was stopped at the time limit" in n for n in hostile["notes"]["loops-in-an-answer"])
+
+
+# 6. Hidden tests read back in disguise (red-team report, hole 6) -------------------------------------------
+
+@pytest.mark.slow
+@pytest.mark.sandbox
+def test_no_hidden_test_line_reaches_anyone_in_disguise(hostile):
+    # Capitals, look-alike letters, reversed lines: undone, they still spell no hidden line, on the student's page,
+    # in the notes and messages, nor in the instructor's report (which quotes the notes: a dead kernel's last words).
+    out, student = hostile["out"], "reads-back-disguised"
+    shown = {
+        "feedback page": page_text(out / "feedback" / f"{student}.html"),
+        "report.html": page_text(out / "report.html"),
+        "notes.csv": "\n".join(hostile["notes"].get(student, [])),
+        "scores.csv messages": "\n".join(r["message"] for r in hostile["scores"][student].values()),
+    }
+    leaks = {where: found for where, text in shown.items() if (found := disguised_leaks(text))}
+    assert not leaks, f"hidden test lines shown in disguise: {leaks}"
+
+
+@pytest.mark.slow
+@pytest.mark.sandbox
+def test_a_message_given_to_the_tests_helper_by_student_code_is_one_short_line(hostile):
+    rows = hostile["scores"]["reads-back-disguised"]
+    through_helper = cells_checking("weighted_average", graded_cell_ids(FIRST))
+    assert {rows[c]["status"] for c in through_helper} == {"failed"}, {c: rows[c]["status"] for c in through_helper}
+    page = (hostile["out"] / "feedback" / "reads-back-disguised.html").read_text()
+    messages = [html.unescape(m) for m in re.findall(r"<pre>(.*?)</pre>", page, re.DOTALL)]
+    long = [m for m in messages if "\n" in m.strip() or len(m) > 300]
+    assert messages and not long, f"{len(long)} messages of several lines or over 300 characters: {long[:1]}"
+    assert "In your code: <code>cell &#39;weighted_average&#39;, line" in page, "the student's own line is not named"
+
+
+@pytest.mark.slow
+@pytest.mark.sandbox
+def test_student_text_in_the_report_and_pages_is_escaped(hostile):
+    # The dead kernel's last words start with a script tag: the attack got through to the notes, as text.
+    notes = hostile["notes"].get("reads-back-disguised", [])
+    assert any("<script>alert(1)</script>" in n for n in notes), notes
+    for page in (hostile["out"] / "report.html", hostile["out"] / "feedback" / "reads-back-disguised.html"):
+        text = page.read_text()
+        assert "<script>alert" not in text and "<b>not done" not in text, f"student HTML unescaped in {page.name}"
+        assert "&lt;script&gt;alert(1)" in text, f"the dead kernel's last words are not in {page.name}"

@@ -9,7 +9,16 @@ import pytest
 
 from autograde.classify import hidden_test_lines, hidden_tests
 from autograde.course import assignment_ids, source_notebook
-from autograde.tracebacks import REDACTED, Frame, Hidden, raised_by_student, redact, squeeze, student_frame
+from autograde.tracebacks import (
+    REDACTED,
+    Frame,
+    Hidden,
+    raised_by_student,
+    redact,
+    squeeze,
+    student_frame,
+    tests_own_verdict,
+)
 
 
 def _cell(source, count, nbgrader=None):
@@ -172,3 +181,74 @@ def test_an_honest_error_naming_any_name_of_the_hidden_tests_survives_redaction(
     messages = [f"name '{n}' is not defined" for n in names] + [f"'Tensor' object has no attribute '{n}'" for n in names]
     changed = [m for m in messages if redact(m, hidden) != m]
     assert not changed, changed[:3]
+
+
+# Hole 6 of the red-team report: a hidden test read back through the test's own helper, or disguised -------------
+
+SETUP_FRAME = ("Cell In[1], line 9, in expect_close(actual, expected, what)\n"
+               "----> 9     raise AssertionError(what)\n")
+
+
+def test_a_test_helper_called_by_student_code_raises_the_students_message():
+    # The student's softmax calls the setup cell's expect_close with a message of its choosing: the exception is
+    # raised in the grader's cell, but the student's frame between the test and the raise makes the message theirs.
+    through_helper = TRACEBACK[:3] + ["Cell In[2], line 3, in softmax(x)\n----> 3     expect_close(0, 1, text)\n",
+                                      SETUP_FRAME, "AssertionError: \nthe hidden test"]
+    assert raised_by_student(_notebook(), through_helper)
+    # The same through code the student made with exec, or through a library the student called.
+    made = TRACEBACK[:3] + ["File <string>:2, in softmax(x)\n", SETUP_FRAME, "AssertionError: x"]
+    assert raised_by_student(_notebook(), made)
+    # With no student frame on the way, the setup cell's helper gives the test's own verdict, as before.
+    assert not raised_by_student(_notebook(), TRACEBACK[:3] + [SETUP_FRAME, "AssertionError: wrong at index 0"])
+    # A test that calls its helper through another of its own cells (retry_with_reference, then the check).
+    own = TRACEBACK[:3] + [SETUP_FRAME.replace("expect_close", "retry_with_reference"),
+                           "Cell In[4], line 1, in check()\n", SETUP_FRAME, "AssertionError: wrong at index 0"]
+    assert not raised_by_student(_notebook(), own)
+
+
+def _cyrillic(text):
+    # Look-alike letters a student would type: Cyrillic а е о р с х у and Greek ο α ν.
+    return text.translate(str.maketrans("aeopcxyOAv", "аеорсхуοαν"))
+
+
+@pytest.mark.parametrize("disguise", [
+    str.upper, str.swapcase, str.title, _cyrillic,
+    lambda text: text[::-1],  # the whole text reversed
+    lambda text: "\n".join(line[::-1] for line in text.splitlines()),  # each line reversed
+    lambda text: text.translate({ord(c): ord(c) + 0xFEE0 for c in "abcdefghijklmnopqrstuvwxyz()[],"}),  # fullwidth
+    lambda text: "".join(c + "\u0336" for c in text),  # a combining stroke after every letter
+    lambda text: _cyrillic(text.upper())[::-1],
+], ids=["upper", "swapcase", "title", "cyrillic", "reversed", "lines-reversed", "fullwidth", "combining", "all"])
+def test_a_hidden_line_disguised_by_case_look_alikes_or_reversal_is_removed(disguise):
+    source = ('expect_close(got, [0.25, 0.0, 0.75], "softmax([0, -inf, log 3])", warned=warned)\n'
+              "for axis in (-1, 0, 1, 2, 3, -2):")
+    shown = redact(f"before | {disguise(source)} | after", HIDDEN)
+    assert "0.75" not in shown and "57.0" not in shown and "2-,3" not in "".join(shown.split()), shown
+    assert shown.count(REDACTED) >= 1 and "before" in shown and "after" in shown, shown
+    # The cut-short windows see through the disguises too.
+    line = 'oracle = np.array([[q[i] @ k[j] / np.sqrt((q[i] @ q[i]) * (k[j] @ k[j])) for j in range(6)] for i in range(4)])'
+    cut = disguise(line[:-5])
+    assert REDACTED in redact(f"x {cut} y", Hidden.of([line])), redact(f"x {cut} y", Hidden.of([line]))
+
+
+def test_honest_text_in_capitals_or_another_alphabet_is_left_as_it_is():
+    honest = ["SOFTMAX IS WRONG AT INDEX (0,): EXPECTED 0.25, GOT 1",
+              "name 'ѕoftmax' is not defined", "Ошибка: неверная форма (2, 3)", "ValueError: ΑΒΓ"]
+    for text in honest:
+        assert redact(text, HIDDEN) == text
+
+
+def test_only_an_assertion_the_graders_cells_raised_on_their_own_is_the_tests_verdict():
+    # Student code can compile a function under a library's file name: its frame then reads as a library's. A test's
+    # verdict (shown at length) is therefore only an exception raised with nothing but the grader's cells on the way.
+    numpy_file = Path(sysconfig.get_paths()["purelib"]) / "numpy" / "_core" / "_methods.py"
+    library = f"File {numpy_file}:52, in _sum(a)\n"
+    assert tests_own_verdict(_notebook(), TRACEBACK[:3] + [SETUP_FRAME, "AssertionError: wrong at index 0"])
+    assert tests_own_verdict(_notebook(), TRACEBACK[:3] + ["AssertionError: wrong at index 0"])
+    assert not tests_own_verdict(_notebook(), TRACEBACK[:3] + [library, "AssertionError: \nthe hidden test"])
+    assert not tests_own_verdict(_notebook(), TRACEBACK[:3] + [library, SETUP_FRAME, "AssertionError: \nx"])
+    assert not tests_own_verdict(_notebook(), TRACEBACK)
+    # (No frame at all: the grader's own error, a dead kernel or a timeout.)
+    assert tests_own_verdict(_notebook(), ["KernelDied: the kernel died while running this cell"])
+    # A "library" that calls back into the grader's helper is student code in disguise: the message is theirs.
+    assert raised_by_student(_notebook(), TRACEBACK[:3] + [library, SETUP_FRAME, "AssertionError: \nx"])

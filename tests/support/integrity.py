@@ -156,3 +156,46 @@ def page_text(path: Path) -> str:
     import html
 
     return html.unescape(re.sub(r"<[^>]+>", " ", path.read_text()))
+
+
+# Hidden tests read back in disguise (red-team report, hole 6) -------------------------------------------------------
+# Correct answers but for five functions. Each reads the test cell that calls it (IPython's In[-1]) and shows its
+# longest lines: through the tests' own helper (so the message looked like the test's verdict, many lines long), in
+# capitals, in Cyrillic look-alike letters, reversed, and as the last words of a dying kernel, with HTML in them.
+_LONGEST = "def _longest(n=2):\n    return ' | '.join(sorted(In[-1].splitlines(), key=len, reverse=True)[:n])\n"
+DISGUISED = {
+    "weighted_average": _LONGEST + "\n\ndef weighted_average(weights, values):\n"
+                                   "    expect_close(0.0, 1.0, '\\n' + In[-1])\n",
+    "dot_scores": "def dot_scores(queries, keys):\n    raise ValueError(_longest().upper())\n",
+    "cosine_scores": "def cosine_scores(queries, keys):\n"
+                     "    raise ValueError(_longest().translate(str.maketrans('aeopcxy', 'аеорсху')))\n",
+    "gaussian_scores": "def gaussian_scores(queries, keys, bandwidth):\n    raise ValueError(_longest()[::-1])\n",
+    "nadaraya_watson": "import os\n\ndef nadaraya_watson(x_query, x_train, y_train, bandwidth):\n"
+                       "    if '_oracle' in In[-1]:\n"
+                       "        os.write(2, ('<script>alert(1)</script> ' + _longest(4).upper()).encode())\n"
+                       "        os._exit(1)\n"
+                       "    raise ValueError('<b>not done</b>')\n",
+}
+# What each disguise does, undone: the text a reader could recover from what the page shows.
+UNDISGUISE = {
+    "as shown": lambda text: text,
+    "Cyrillic read as Latin": lambda text: text.translate(str.maketrans("аеорсху", "aeopcxy")),
+    "each line read backwards": lambda text: "\n".join(line[::-1] for line in text.splitlines()),
+}
+
+
+def disguised_submissions() -> dict[str, nbformat.NotebookNode]:
+    """The submission that reads hidden tests back in disguise, by student id."""
+    return {"reads-back-disguised": completed_notebook(FIRST, DISGUISED)}
+
+
+def disguised_leaks(text: str, assignment: str = FIRST) -> dict[str, list[str]]:
+    """The hidden-test lines of `assignment` that `text` spells once a disguise is undone, case ignored (white
+    space too; lines of 40 characters or more found but for their last character), by the way they were read."""
+    lines = [line.casefold() for line in hidden_test_lines(assignment)]
+    found = {}
+    for how, undo in UNDISGUISE.items():
+        squeezed = "".join(undo(text).split()).casefold()
+        if leaked := [line for line in lines if (line[:-1] if len(line) >= 40 else line) in squeezed]:
+            found[how] = leaked
+    return found
