@@ -25,7 +25,7 @@ import nbformat
 from .course import EXERCISES, source_notebook
 from .execute import Event, events
 from .normalise import first_line
-from .tracebacks import Hidden, raised_by_student, redact, squeeze, student_frame
+from .tracebacks import Hidden, graders_own_verdict, redact, squeeze, student_frame
 
 # The message of an exception raised by the student's own code: its first line, at most this long.
 STUDENT_MESSAGE_CHARS = 300
@@ -135,7 +135,7 @@ def hidden_tests(assignment: str) -> Hidden:
 
 
 def hidden_test_lines(assignment: str) -> tuple[str, ...]:
-    """The whole lines of :func:`hidden_tests`, white space removed, longest first."""
+    """The whole lines of :func:`hidden_tests`, folded (:func:`autograde.tracebacks.fold`), longest first."""
     return hidden_tests(assignment).lines
 
 
@@ -173,8 +173,9 @@ def error_details(cell, notebook: nbformat.NotebookNode | None = None, hidden: H
     """(the message, the student's own frame) of the first exception an executed cell shows; ("", "") if none.
 
     A test's own message is shown in full (at most :data:`TEST_MESSAGE_CHARS`
-    characters); the message of an exception the student's code raised, only
-    its first line (at most :data:`STUDENT_MESSAGE_CHARS`). Either is redacted
+    characters); the message of any other exception (the student's code on
+    the way to it, or a library: :func:`autograde.tracebacks.graders_own_verdict`),
+    only its first line (at most :data:`STUDENT_MESSAGE_CHARS`). Either is redacted
     against `hidden` (:func:`hidden_tests`). The frame is the last one in a
     cell the student wrote (:mod:`autograde.tracebacks`); the frame, and whose
     the exception is, are known only when `notebook`, the executed notebook, is
@@ -184,7 +185,10 @@ def error_details(cell, notebook: nbformat.NotebookNode | None = None, hidden: H
     if output is None:
         return "", ""
     traceback = output.get("traceback", [])
-    by_student = notebook is None or raised_by_student(notebook, traceback)
+    # Only the grader's cells on the way from the test to the raise make it the test's verdict: a student frame
+    # anywhere (their function calling the test's own helper) or a library's (their code under a library's name)
+    # makes the message the student's.
+    by_student = notebook is None or not graders_own_verdict(notebook, traceback)
     frame = student_frame(notebook, traceback) if notebook is not None else None
     return _shown(output.get("evalue", ""), by_student, hidden), str(frame) if frame else ""
 

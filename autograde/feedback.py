@@ -25,10 +25,11 @@ from pathlib import Path
 
 from markupsafe import Markup, escape
 
-from .classify import CellResult, Status
+from .classify import CellResult, Status, hidden_tests
 from .course import source_notebook
 from .outline import Exercise, outline
 from .pages import render
+from .tracebacks import redact
 
 # Inline maths as the notebooks write it: $...$ (not $$, not an escaped \$; as in pandoc, no space inside the
 # dollars and no digit right after the closing one, so "$5 and $6" is money).
@@ -155,7 +156,8 @@ def assignment_context(student: str, assignment: str, rows: list[CellResult], no
                   and rows[0].status not in (Status.PASSED, Status.FAILED) else "")
     return {"id": assignment, "title": title, "title_html": maths(title), "score": score, "max_score": max_score,
             "grade_class": _grade_class(score, max_score), "missing": missing, "not_graded": round_floats(not_graded),
-            "notes": [round_floats(n) for n in notes], "exercises": sections, "revisit": revisit}
+            # (Notes quote what student code wrote: redacted here too, whoever made them.)
+            "notes": [round_floats(redact(n, hidden_tests(assignment))) for n in notes], "exercises": sections, "revisit": revisit}
 
 
 def feedback_context(student: str, rows: list[CellResult], notes: dict | None = None, lms_id: str = "",

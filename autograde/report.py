@@ -11,8 +11,9 @@ import io
 from collections import Counter, defaultdict
 from pathlib import Path
 
-from .classify import CellResult, Status
+from .classify import CellResult, Status, hidden_tests
 from .pages import render
+from .tracebacks import redact
 
 
 def _png(fig) -> str:
@@ -73,8 +74,9 @@ def report_context(rows: list[CellResult], seconds: float, graded: int, notes: d
         "notebooks_handed_in": len(pairs) - len(missing), "notebooks_missing": len(missing),
         "graded": graded, "seconds": seconds, "reused": graded < len(pairs) - len(missing),
         "statuses": [{"status": str(s), "meaning": s.meaning, "count": n} for s, n in sorted(statuses.items())],
-        "notes": [{"student": s, "assignment": a, "note": n} for (s, a), lines in sorted((notes or {}).items())
-                  for n in lines],
+        # Notes quote what student code wrote (a dead kernel's last words): redacted here too, whoever made them.
+        "notes": [{"student": s, "assignment": a, "note": redact(n, hidden_tests(a))}
+                  for (s, a), lines in sorted((notes or {}).items()) for n in lines],
     }
 
 

@@ -14,6 +14,7 @@ the hidden tests it spells out (white space ignored).
 """
 from __future__ import annotations
 
+import functools
 import os
 import re
 import sysconfig
@@ -98,34 +99,92 @@ def _library(path: str) -> bool:
     return any(resolved.is_relative_to(Path(folder).resolve()) for folder in folders)
 
 
-def raised_by_student(notebook: nbformat.NotebookNode, traceback: list[str]) -> bool:
-    """Whether the exception of `traceback` (an error output's list of strings) was raised by the student's code.
-
-    It was if its innermost frame that is not library code lies in a cell
-    the student wrote or added, or in code they made elsewhere (``exec``).
-    If that frame lies in a cell the grader provides (a test or a given
-    cell), the message is a test's verdict; a traceback with no frame at all
-    is the grader's own (a dead kernel, tampering, a timeout).
-    """
+def _frames(notebook: nbformat.NotebookNode, traceback: list[str]) -> list[str]:
+    """The kind of each frame of `traceback`, outermost first: "grader" (a cell the grader provides: a test or a
+    given cell), "student" (a cell the student wrote or added, a cell not in the notebook, code made with ``exec``
+    or any file outside the libraries) or "library" (a file of Python's or an installed package)."""
     by_count = {cell.get("execution_count"): cell for cell in notebook.cells
                 if cell.cell_type == "code" and cell.get("execution_count") is not None}
-    innermost = None  # True: a cell the grader provides; False: the student's code
+    kinds = []
     for entry in traceback:
         text = _ANSI.sub("", entry).lstrip()
         match = _CELL_FRAME.match(text)
         if match:
             cell = by_count.get(int(match["count"]))
-            innermost = cell is not None and not _students(cell)
+            kinds.append("grader" if cell is not None and not _students(cell) else "student")
             continue
         match = _FILE_FRAME.match(text)
-        if match and not _library(match["path"]):
-            innermost = False
-    return innermost is False
+        if match:
+            kinds.append("library" if _library(match["path"]) else "student")
+    return kinds
+
+
+def raised_by_student(notebook: nbformat.NotebookNode, traceback: list[str]) -> bool:
+    """Whether the message of the exception of `traceback` (an error output's list of strings) is the student's.
+
+    It is whenever the student's code lies anywhere on the way from the test
+    to the raise: a cell the student wrote or added, or code they made
+    elsewhere (``exec``, a file outside the libraries). Student code that calls
+    a helper of the grader's cells (``expect_close(0, 1, text)``) chose that
+    helper's message, so it is theirs too; and so is a "library" frame that
+    calls back into the grader's cells (student code compiled under a
+    library's file name). An exception raised in the test's own check, or in
+    a library the test called, gives the test's verdict; a traceback with no
+    frame at all is the grader's own (a dead kernel, tampering, a timeout).
+    """
+    kinds = _frames(notebook, traceback)
+    if "student" in kinds:
+        return True
+    return "library" in kinds and "grader" in kinds[kinds.index("library"):]
+
+
+def graders_own_verdict(notebook: nbformat.NotebookNode, traceback: list[str]) -> bool:
+    """Whether the exception of `traceback` was raised by the grader's cells with nothing else on the way.
+
+    Only then is its message shown at length: a library's frame may be
+    student code compiled under a library's file name, whose message is the
+    student's to choose. A traceback with no frame at all is the grader's own
+    (a dead kernel, tampering, a timeout).
+    """
+    return set(_frames(notebook, traceback)) <= {"grader"}
 
 
 def squeeze(text: str) -> str:
     """`text` without white space and invisible characters (separators, control and format characters)."""
     return "".join(ch for ch in text if unicodedata.category(ch)[0] not in "ZC")
+
+
+# Letters of other alphabets that look like Latin ones (after case folding), as a student would type them to spell a
+# hidden line that a plain comparison misses. Unicode's compatibility decomposition (NFKD) already takes care of
+# fullwidth, ligatures, mathematical alphabets and the like.
+CONFUSABLES = str.maketrans({
+    # Cyrillic
+    "а": "a", "в": "b", "е": "e", "ё": "e", "з": "3", "і": "i", "ї": "i", "ј": "j", "к": "k", "м": "m", "н": "h",
+    "о": "o", "п": "n", "р": "p", "с": "c", "т": "t", "у": "y", "х": "x", "ѕ": "s", "ԁ": "d", "ԛ": "q", "ԝ": "w",
+    "һ": "h", "ӏ": "l", "ь": "b", "г": "r",
+    # Greek
+    "α": "a", "β": "b", "γ": "y", "ε": "e", "η": "n", "ι": "i", "κ": "k", "μ": "u", "ν": "v", "ο": "o", "ρ": "p",
+    "σ": "o", "ς": "c", "τ": "t", "υ": "u", "χ": "x", "ω": "w", "ζ": "z",
+    # Latin letters, digits and punctuation that pass for others
+    "ı": "i", "ɡ": "g", "ɑ": "a", "ℓ": "l", "‐": "-", "‑": "-", "‒": "-", "–": "-", "—": "-", "−": "-",
+    "‘": "'", "’": "'", "‚": "'", "“": '"', "”": '"', "„": '"', "´": "'", "`": "'",
+})
+
+
+@functools.lru_cache(maxsize=4096)
+def _folded(ch: str) -> str:
+    """What the character `ch` stands for when text is compared: see :func:`fold` ("" for an invisible one)."""
+    if unicodedata.category(ch)[0] in "ZC":
+        return ""
+    # Compatibility decomposition, combining marks dropped (an accent or a stroke overlay added to every letter).
+    plain = "".join(c for c in unicodedata.normalize("NFKD", ch) if unicodedata.category(c)[0] not in "MZC")
+    return unicodedata.normalize("NFKC", plain.casefold()).translate(CONFUSABLES)
+
+
+def fold(text: str) -> str:
+    """`text` as redaction compares it: squeezed (:func:`squeeze`), compatibility-normalised (NFKD, combining marks dropped),
+    case-folded, and with look-alike letters of other alphabets read as the Latin ones (:data:`CONFUSABLES`)."""
+    return "".join(_folded(ch) for ch in text)
 
 
 WINDOW = 32  # characters (white space removed) of a hidden test's code that are never shown, wherever they stand
@@ -136,7 +195,7 @@ _STRING = re.compile(r"\"(?:\\.|[^\"\\])*\"|'(?:\\.|[^'\\])*'")
 
 @dataclass(frozen=True)
 class Hidden:
-    """What of the hidden tests no student may be shown, white space removed: whole lines, and every stretch of
+    """What of the hidden tests no student may be shown, folded (:func:`fold`): whole lines, and every stretch of
     :data:`WINDOW` characters of their code, which finds a line cut short too. The words of the tests' messages
     (string literals with spaces) are left out of the stretches, so that the messages survive."""
 
@@ -146,43 +205,59 @@ class Hidden:
     @classmethod
     def of(cls, lines: Iterable[str], visible: str = "", min_chars: int = 12) -> Hidden:
         """The secrets of hidden-test source `lines`: those of at least `min_chars` characters (white space
-        removed), and their code's windows, less what `visible` (the released notebook, squeezed) shows anyway."""
+        removed), and their code's windows, less what `visible` (the released notebook) shows anyway."""
+        visible = fold(visible)
         whole, windows = set(), set()
         for line in lines:
-            squeezed = squeeze(line)
-            if len(squeezed) >= min_chars and squeezed not in visible:
-                whole.add(squeezed)
+            folded = fold(line)
+            if len(folded) >= min_chars and folded not in visible:
+                whole.add(folded)
             # A literal with spaces is prose, the words of a message; one without ("softmax", "float32") is code.
             code = _STRING.sub(lambda m: "\0" if re.search(r"\s", m.group(0)) else m.group(0), line)
-            for segment in map(squeeze, code.split("\0")):
+            for segment in map(fold, code.split("\0")):
                 # (A stretch inside one long name is no secret: an honest NameError names it.)
                 windows.update(w for i in range(len(segment) - WINDOW + 1)
                                if not _WORD.fullmatch(w := segment[i:i + WINDOW]) and w not in visible)
         return cls(tuple(sorted(whole, key=len, reverse=True)), frozenset(windows))
 
 
+def _spans(folded: str, hidden: Hidden) -> list[tuple[int, int]]:
+    """(start, end) in `folded` of every hidden line and window it contains."""
+    spans = []
+    for line in hidden.lines:
+        start = folded.find(line)
+        while start != -1:
+            spans.append((start, start + len(line)))
+            start = folded.find(line, start + 1)
+    if hidden.windows:
+        spans += [(i, i + WINDOW) for i in range(len(folded) - WINDOW + 1) if folded[i:i + WINDOW] in hidden.windows]
+    return spans
+
+
 def redact(text: str, hidden: Hidden | Iterable[str]) -> str:
     """`text` with every stretch that spells a hidden line, or :data:`WINDOW` characters of a hidden test's code,
     replaced by :data:`REDACTED`. `hidden` is a :class:`Hidden` or squeezed lines.
 
-    White space and invisible characters are ignored both ways, so a line
-    reindented, split over several lines or spaced out is found too.
+    Both sides are compared folded (:func:`fold`): white space, invisible characters,
+    case, accents and look-alike letters ignored, so a line reindented, split over
+    several lines, spaced out, in capitals or in Cyrillic is found too; and read
+    backwards as well, which finds a line (or each line of a text) reversed.
     """
     if not isinstance(hidden, Hidden):
-        hidden = Hidden(tuple(line for line in hidden if line))
+        hidden = Hidden(tuple(fold(line) for line in hidden if line))
     if not text or not (hidden.lines or hidden.windows):
         return text
-    positions = [i for i, ch in enumerate(text) if unicodedata.category(ch)[0] not in "ZC"]
-    squeezed = "".join(text[i] for i in positions)
-    spans = []
-    for line in hidden.lines:
-        start = squeezed.find(line)
-        while start != -1:
-            spans.append((positions[start], positions[start + len(line) - 1] + 1))
-            start = squeezed.find(line, start + 1)
-    if hidden.windows:
-        spans += [(positions[i], positions[i + WINDOW - 1] + 1) for i in range(len(squeezed) - WINDOW + 1)
-                  if squeezed[i:i + WINDOW] in hidden.windows]
+    # Each character of the folded text, with the position in `text` of the character it came from.
+    positions, folded = [], []
+    for i, ch in enumerate(text):
+        for c in _folded(ch):
+            positions.append(i)
+            folded.append(c)
+    forwards = "".join(folded)
+    n = len(forwards)
+    spans = [(positions[a], positions[b - 1] + 1) for a, b in _spans(forwards, hidden)]
+    # Backwards: a stretch [a, b) of the reversed text is [n - b, n - a) of the text.
+    spans += [(positions[n - b], positions[n - a - 1] + 1) for a, b in _spans(forwards[::-1], hidden)]
     if not spans:
         return text
     kept, end = [], 0

@@ -13,11 +13,11 @@ from autograde.tracebacks import (
     REDACTED,
     Frame,
     Hidden,
+    graders_own_verdict,
     raised_by_student,
     redact,
     squeeze,
     student_frame,
-    tests_own_verdict,
 )
 
 
@@ -243,12 +243,12 @@ def test_only_an_assertion_the_graders_cells_raised_on_their_own_is_the_tests_ve
     # verdict (shown at length) is therefore only an exception raised with nothing but the grader's cells on the way.
     numpy_file = Path(sysconfig.get_paths()["purelib"]) / "numpy" / "_core" / "_methods.py"
     library = f"File {numpy_file}:52, in _sum(a)\n"
-    assert tests_own_verdict(_notebook(), TRACEBACK[:3] + [SETUP_FRAME, "AssertionError: wrong at index 0"])
-    assert tests_own_verdict(_notebook(), TRACEBACK[:3] + ["AssertionError: wrong at index 0"])
-    assert not tests_own_verdict(_notebook(), TRACEBACK[:3] + [library, "AssertionError: \nthe hidden test"])
-    assert not tests_own_verdict(_notebook(), TRACEBACK[:3] + [library, SETUP_FRAME, "AssertionError: \nx"])
-    assert not tests_own_verdict(_notebook(), TRACEBACK)
+    assert graders_own_verdict(_notebook(), TRACEBACK[:3] + [SETUP_FRAME, "AssertionError: wrong at index 0"])
+    assert graders_own_verdict(_notebook(), TRACEBACK[:3] + ["AssertionError: wrong at index 0"])
+    assert not graders_own_verdict(_notebook(), TRACEBACK[:3] + [library, "AssertionError: \nthe hidden test"])
+    assert not graders_own_verdict(_notebook(), TRACEBACK[:3] + [library, SETUP_FRAME, "AssertionError: \nx"])
+    assert not graders_own_verdict(_notebook(), TRACEBACK)
     # (No frame at all: the grader's own error, a dead kernel or a timeout.)
-    assert tests_own_verdict(_notebook(), ["KernelDied: the kernel died while running this cell"])
+    assert graders_own_verdict(_notebook(), ["KernelDied: the kernel died while running this cell"])
     # A "library" that calls back into the grader's helper is student code in disguise: the message is theirs.
     assert raised_by_student(_notebook(), TRACEBACK[:3] + [library, SETUP_FRAME, "AssertionError: \nx"])
