@@ -8,9 +8,11 @@ hidden helpers, libraries) are never shown.
 
 An exception that student code raised carries a message the student chose,
 which can be anything the code could read: the source of the test that called
-it, the notebook's history. :func:`raised_by_student` tells such a message from
-a test's own verdict, and :func:`redact` removes from any text every line of
-the hidden tests it spells out (white space ignored).
+it, the notebook's history. :func:`graders_own_verdict` tells a test's own
+verdict (shown at length) from any other message (shown as one short line),
+and :func:`redact` removes from any text every line of the hidden tests it
+spells out (white space, case, accents and look-alike letters ignored,
+forwards or backwards).
 """
 from __future__ import annotations
 
