@@ -345,3 +345,18 @@ def test_a_renamed_notebook_in_the_nbgrader_layout_is_graded_in_full(tmp_path):
     carol = grades_by_student(out)["carol"]
     assert float(carol["score"]) == float(carol["max_score"]) > 0, (carol, unmatched(out))
     assert unmatched(out) == {}
+
+
+def test_a_moodle_file_named_like_another_participants_entry_never_changes_their_grade(tmp_path):
+    # Red team, issue 19 (hole 3): alice's extra file, named x_222_assignsubmission_file_..., was read as participant
+    # 222's, and the gradebook kept the first grade per participant: Bob's row got alice's garbage grade.
+    files = {"Alice Smith_123456_assignsubmission_file_01-weighted-sum.ipynb": BROKEN,
+             "Alice Smith_123456_assignsubmission_file_x_123457_assignsubmission_file_01-weighted-sum.ipynb": BROKEN,
+             "Bob Jones_123457_assignsubmission_file_01-weighted-sum.ipynb": nbformat.writes(completed_notebook(FIRST))}
+    (tmp_path / "worksheet.csv").write_text(MOODLE_WORKSHEET)
+    out, proc = graded_as("Moodle", tmp_path, files, "--gradebook", str(tmp_path / "worksheet.csv"),
+                          "--missing-grades", "zero")
+    assert lms_ids(out) == {"Alice-Smith": "123456", "Bob-Jones": "123457"}, lms_ids(out)
+    filled = {r["Identifier"]: r["Grade"] for r in read_rows(out / "gradebook-import.csv")}
+    assert filled == {"Participant 123456": "0", "Participant 123457": "100", "Participant 123458": "0"}, filled
+    assert read_rows(out / "not_in_gradebook.csv") == []
