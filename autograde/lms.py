@@ -56,6 +56,9 @@ class Layout:
     name: str
     title: str
     reader: Callable[[Path, str], Reader]  # (the export's folder, the student pattern) -> reader
+    # Its names carry no user id and a student id is a display name: two notebooks under one name may be two
+    # people of the same name, so they are never merged by date.
+    names_only: bool = False
 
 
 _NOISE = re.compile(r"^copy of |\s*\(\d+\)$|-checkpoint$|\s+copy$", re.IGNORECASE)
@@ -126,7 +129,10 @@ def _canvas(root: Path, pattern: str) -> Reader:
     return read
 
 
-_MOODLE = re.compile(r"^(?P<name>.+)_(?P<id>\d+)_assignsubmission_[a-z]+_(?P<file>.*)$")
+# The name the student gave a file comes last and may hold anything, the system's own separators included: each
+# pattern reads the system's fields from the left, up to their first complete run (non-greedy), never from the
+# student's part (red team, issue 19: a file named "x_222_assignsubmission_file_..." was read as participant 222's).
+_MOODLE = re.compile(r"^(?P<name>.+?)_(?P<id>\d+)_assignsubmission_[a-z]+_(?P<file>.*)$")
 
 
 def _moodle(root: Path, pattern: str) -> Reader:
@@ -138,7 +144,7 @@ def _moodle(root: Path, pattern: str) -> Reader:
     return read
 
 
-_BLACKBOARD = re.compile(r"^(?P<assignment>.+)_(?P<user>[^_]+)_attempt_(?P<date>\d{4}(?:-\d\d){5})(?:_(?P<file>.+)|\.txt)$")
+_BLACKBOARD = re.compile(r"^(?P<assignment>.+?)_(?P<user>[^_]+)_attempt_(?P<date>\d{4}(?:-\d\d){5})(?:_(?P<file>.+)|\.txt)$")
 
 
 def _blackboard(root: Path, pattern: str) -> Reader:
@@ -219,7 +225,7 @@ LAYOUTS = {layout.name: layout for layout in [
     Layout("moodle", "Moodle", _moodle),
     Layout("blackboard", "Blackboard", _blackboard),
     Layout("canvas", "Canvas", _canvas),
-    Layout("classroom", "Google Classroom", _classroom),
+    Layout("classroom", "Google Classroom", _classroom, names_only=True),
     Layout("folders", "one folder (or name prefix) per student", _folders),
 ]}
 

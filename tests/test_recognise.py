@@ -102,7 +102,7 @@ VICTIM = f"bob_attempt_2099-01-01-00-00-00_{FIRST}.ipynb"
 CRAFTED = [
     # (name in the export, layout, forced layout or None, the student, the LMS id, the file name the student gave)
     (f"Weighted Sum_alice_attempt_2024-03-01-10-00-00_{VICTIM}", "blackboard", None, "alice", "alice", VICTIM),
-    (f"Weighted Sum_alice_attempt_2024-03-01-10-00-00_x_attempt_2099-01-01-00-00-00.txt", "blackboard", "blackboard",
+    ("Weighted Sum_alice_attempt_2024-03-01-10-00-00_x_attempt_2099-01-01-00-00-00.txt", "blackboard", "blackboard",
      "alice", "alice", "x_attempt_2099-01-01-00-00-00.txt"),
     (f"Alice Smith_111_assignsubmission_file_x_222_assignsubmission_file_{FIRST}.ipynb", "moodle", None,
      "Alice-Smith", "111", f"x_222_assignsubmission_file_{FIRST}.ipynb"),
