@@ -211,7 +211,11 @@ def collect(source: Path, dest: Path, assignments: list[str], student_pattern: s
     with a matched notebook or a folder of their own. Where a student has several
     notebooks for one assignment, the latest is graded (by the attempt the
     LMS's naming records, else by the file's date, in a zip the archive's) and
-    the others are reported.
+    the others are reported. Whose a file is comes from the LMS's own fields
+    only (:mod:`autograde.lms`); an LMS user id read under two student ids, and
+    (in layouts whose names carry no user id) two notebooks under one name for
+    one assignment, are never merged: none of them is graded, all are reported
+    and logged as warnings.
     """
     source, dest = Path(source), Path(dest)
     settings = settings or Collect()

@@ -205,7 +205,9 @@ def fill(gradebook: Path, scores: Path, out: Path, missing: str = "blank", colum
     `column` names the gradebook column to fill (default: the one whose title
     names the assignment). Every cell not filled comes back byte for byte.
     Students graded but not in the gradebook are written to
-    ``out/not_in_gradebook.csv``. Raises ValueError when no column (or several)
+    ``out/not_in_gradebook.csv``, with the grades whose LMS user id several
+    student ids claim: their row is left as exported (never first-wins).
+    Raises ValueError when no column (or several)
     can take an assignment's grades.
     """
     kind = kind_of(gradebook)
