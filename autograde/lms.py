@@ -113,7 +113,9 @@ def safe_id(text: str) -> str:
     return re.sub(r"[^\w.-]+|_+", "-", text.strip()).strip("-")
 
 
-_CANVAS = re.compile(r"^(?:(?P<name>[^_]+)_)?(?:(?P<late>LATE)_)?(?P<user>\d+|anon_[^_]+)_(?P<attachment>\d+)_(?P<file>.+)$")
+# Canvas's name holds no '_' and (lower-cased letters and digits) is never all digits nor "LATE": so the user and
+# attachment ids are always the first two numbers, even where no name comes first (an anonymous export).
+_CANVAS = re.compile(r"^(?:(?!LATE_)(?P<name>[^_]*[^_\d][^_]*)_)?(?:(?P<late>LATE)_)?(?P<user>\d+|anon_[^_]+)_(?P<attachment>\d+)_(?P<file>.+)$")
 _REUPLOAD = re.compile(r"-(\d+)$")
 
 

@@ -110,6 +110,8 @@ CRAFTED = [
      f"jonesbob_222_900999_{FIRST}.ipynb"),
     (f"smithalice_111_900001_LATE_222_900999_{FIRST}.ipynb", "canvas", None, "smithalice", "111",
      f"LATE_222_900999_{FIRST}.ipynb"),
+    # (No name before the user id, as in an anonymous export: digits the student typed must not become the ids.)
+    (f"12345_67890_111_222_{FIRST}.ipynb", "canvas", None, "12345", "12345", f"111_222_{FIRST}.ipynb"),
     (f"Alice Smith - Bob Jones - {FIRST}.ipynb", "classroom", None, "Alice-Smith", "", f"Bob Jones - {FIRST}.ipynb"),
     (f"alice_bob_{FIRST}.ipynb", "folders", None, "alice", "", f"alice_bob_{FIRST}.ipynb"),
 ]
@@ -137,3 +139,8 @@ def test_in_the_nbgrader_layout_and_gradescope_the_student_is_a_folder_the_file_
     read = lms.LAYOUTS["gradescope"].reader(tmp_path, lms.DEFAULT_STUDENT_PATTERN)
     name = PurePosixPath(f"submission_101/submission_102_{FIRST}.ipynb")
     assert [(e.student, e.lms_id) for e in read(name)] == [("Alice-Smith", "1001")]
+
+
+def test_a_canvas_name_without_a_name_part_is_read_from_its_ids():
+    late = f"LATE_12345_67890_{FIRST}.ipynb"
+    assert recognised(late)[1][late] == [lms.Entry("12345", "12345", f"{FIRST}.ipynb", attempt=(67890, 0), late=True)]
