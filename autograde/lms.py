@@ -135,14 +135,20 @@ def _canvas(root: Path, pattern: str) -> Reader:
 # pattern reads the system's fields from the left, up to their first complete run (non-greedy), never from the
 # student's part (red team, issue 19: a file named "x_222_assignsubmission_file_..." was read as participant 222's).
 _MOODLE = re.compile(r"^(?P<name>.+?)_(?P<id>\d+)_assignsubmission_[a-z]+_(?P<file>.*)$")
+# A student's folder ends with the system's fields, so there they are read from the right: the full name before them
+# (which a student may be able to edit in their profile) cannot take another participant's id.
+_MOODLE_FOLDER = re.compile(r"^(?P<name>.+)_(?P<id>\d+)_assignsubmission_[a-z]+_$")
 
 
 def _moodle(root: Path, pattern: str) -> Reader:
     def read(rel: PurePosixPath) -> list[Entry]:
-        found = _MOODLE.match(rel.parts[0])
-        if not found or (len(rel.parts) == 1) == (not found["file"]):  # a folder ends with '_', a flat file does not
+        if len(rel.parts) > 1:
+            found = _MOODLE_FOLDER.match(rel.parts[0])
+            return [Entry(safe_id(found["name"]), found["id"], rel.name)] if found else []
+        found = _MOODLE.match(rel.name)
+        if not found or not found["file"]:  # (a flat file has a name after the fields; a folder ends with '_')
             return []
-        return [Entry(safe_id(found["name"]), found["id"], rel.name if len(rel.parts) > 1 else found["file"])]
+        return [Entry(safe_id(found["name"]), found["id"], found["file"])]
     return read
 
 
@@ -271,7 +277,7 @@ def _read_all(layout: Layout, root: Path, files: list[PurePosixPath], pattern: s
 
 def student_folder(name: str) -> bool:
     """Whether a folder with this name is, by an LMS's naming, one student's (Moodle) or one submission's (Gradescope)."""
-    return bool(_MOODLE.match(name)) or bool(re.fullmatch(r"submission_\d+", name))
+    return bool(_MOODLE_FOLDER.match(name)) or bool(re.fullmatch(r"submission_\d+", name))
 
 
 def flat_students(names: list[str], pattern: str | None = None) -> set[str]:

@@ -106,6 +106,10 @@ CRAFTED = [
      "alice", "alice", "x_attempt_2099-01-01-00-00-00.txt"),
     (f"Alice Smith_111_assignsubmission_file_x_222_assignsubmission_file_{FIRST}.ipynb", "moodle", None,
      "Alice-Smith", "111", f"x_222_assignsubmission_file_{FIRST}.ipynb"),
+    # (A Moodle folder's name ends with the system's fields: the name before them, which a student may be able to
+    # edit in their profile, cannot take another participant's id either.)
+    (f"Bob Jones_222_assignsubmission_file_x_111_assignsubmission_file_/{FIRST}.ipynb", "moodle", None,
+     "Bob-Jones-222-assignsubmission-file-x", "111", f"{FIRST}.ipynb"),
     (f"smithalice_111_900001_jonesbob_222_900999_{FIRST}.ipynb", "canvas", None, "smithalice", "111",
      f"jonesbob_222_900999_{FIRST}.ipynb"),
     (f"smithalice_111_900001_LATE_222_900999_{FIRST}.ipynb", "canvas", None, "smithalice", "111",
