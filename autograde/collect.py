@@ -211,7 +211,11 @@ def collect(source: Path, dest: Path, assignments: list[str], student_pattern: s
     with a matched notebook or a folder of their own. Where a student has several
     notebooks for one assignment, the latest is graded (by the attempt the
     LMS's naming records, else by the file's date, in a zip the archive's) and
-    the others are reported.
+    the others are reported. Whose a file is comes from the LMS's own fields
+    only (:mod:`autograde.lms`); an LMS user id read under two student ids, and
+    (in layouts whose names carry no user id) two notebooks under one name for
+    one assignment, are never merged: none of them is graded, all are reported
+    and logged as warnings.
     """
     source, dest = Path(source), Path(dest)
     settings = settings or Collect()
@@ -248,6 +252,21 @@ def _collect(top: Path, refused: list[Unmatched], dest: Path, assignments: list[
         if problems:
             refused_ids[rel] = problems[0]
         entries[rel] = [e for e in found if not unsafe_student_id(e.student)]
+    # One LMS user under two student ids (two names for one participant id): whose notebook each is cannot be told,
+    # so none of that user's notebooks is graded, all are listed, and the screen says so. Never first-wins.
+    shared = _shared_lms_ids(entries)
+    conflicts: dict[PurePosixPath, str] = {}
+    for rel, found in entries.items():
+        clashing = sorted({e.lms_id for e in found if e.lms_id in shared})
+        if clashing:
+            conflicts[rel] = "; ".join(
+                f"refused: {layout.title} user id {i!r} appears under {len(shared[i])} student ids "
+                f"({', '.join(sorted(shared[i]))}), so whose notebook this is cannot be told; none of that user's "
+                "notebooks is graded (check the export, rename or remove the wrong file, and rerun)" for i in clashing)
+            entries[rel] = [e for e in found if e.lms_id not in shared]
+    for lms_id, students in sorted(shared.items()):
+        log.warning("NOT GRADED: %s user id %s appears under %d student ids (%s); none of their notebooks is graded, "
+                    "see unmatched.csv", layout.title, lms_id, len(students), ", ".join(sorted(students)))
     lms_ids: dict[str, set[str]] = {}
     for found in entries.values():
         for e in found:
@@ -264,6 +283,9 @@ def _collect(top: Path, refused: list[Unmatched], dest: Path, assignments: list[
             folder_students.update(renamed[(e.student, e.lms_id)] for e in found)
         if rel.suffix.lower() != ".ipynb":
             unmatched.append(Unmatched(shown(rel), "not a notebook (.ipynb)"))
+            continue
+        if rel in conflicts and not found:
+            unmatched.append(Unmatched(shown(rel), conflicts[rel]))
             continue
         if rel in refused_ids and not found:
             unmatched.append(Unmatched(shown(rel), f"refused: {refused_ids[rel]}"))
@@ -301,6 +323,19 @@ def _collect(top: Path, refused: list[Unmatched], dest: Path, assignments: list[
     notes: dict[tuple[str, str], list[str]] = {}
     for (student, assignment), found in sorted(candidates.items()):
         found = sorted(found, key=lambda c: c[0], reverse=True)
+        if layout.names_only and len(found) > 1:
+            # (A name without a user id: these may be two students of the same name. Neither is graded as the other.)
+            log.warning("NOT GRADED: %d notebooks for %s under the name %r; %s's names carry no user id, so they may "
+                        "be two students of the same name; see unmatched.csv", len(found), assignment, student,
+                        layout.title)
+            for _, other, _ in found:
+                unmatched.append(Unmatched(shown(other), (
+                    f"refused: {len(found)} notebooks for {assignment} under the same name {student!r} "
+                    f"({', '.join(sorted(o.name for _, o, _ in found))}), and {layout.title}'s names carry no user id: "
+                    "they may be two students of the same name, so none is graded. Rename the files so that each "
+                    "student's name is their own (e.g. 'Jane Doe 2 - ...'), or remove a student's extra copy, and "
+                    "rerun")))
+            continue
         _, latest, entry = found[0]
         for _, other, _ in found[1:]:
             unmatched.append(Unmatched(shown(other),
@@ -326,6 +361,16 @@ def _collect(top: Path, refused: list[Unmatched], dest: Path, assignments: list[
              len(unmatched))
     ids = {renamed[key]: key[1] for key in renamed if key[1]}
     return Collected(submissions, unmatched, students, layout.title, ids, notes)
+
+
+def _shared_lms_ids(entries: dict[PurePosixPath, list[lms.Entry]]) -> dict[str, set[str]]:
+    """The LMS user ids that the export's names give to more than one student id, with those student ids."""
+    students: dict[str, set[str]] = {}
+    for found in entries.values():
+        for e in found:
+            if e.lms_id:
+                students.setdefault(e.lms_id, set()).add(e.student)
+    return {i: s for i, s in students.items() if len(s) > 1}
 
 
 def write_unmatched(unmatched: list[Unmatched], path: Path) -> None:

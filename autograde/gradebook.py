@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import csv
 import io
+import logging
 import re
 from collections import defaultdict
 from dataclasses import dataclass, field
@@ -34,6 +35,8 @@ from traitlets.config import Configurable
 
 from .collect import match_assignment
 from .lms import read_cell, safe_id, spreadsheet_cell
+
+log = logging.getLogger(__name__)
 
 IMPORT_FILE = "gradebook-import.csv"
 ABSENT_FILE = "not_in_gradebook.csv"
@@ -71,6 +74,8 @@ class Filled:
     missing: int = 0
     changed: dict[str, int] = field(default_factory=dict)  # gradebook column -> cells whose value changed
     absent: list[tuple[str, str, str]] = field(default_factory=list)  # (student, lms user id, assignment)
+    # Grades whose LMS user id more than one student id claims: filled nowhere (student, lms user id, assignment).
+    conflicts: list[tuple[str, str, str]] = field(default_factory=list)
 
 
 def read_grades(scores: Path) -> dict[str, dict[str, Grade]]:
@@ -200,7 +205,9 @@ def fill(gradebook: Path, scores: Path, out: Path, missing: str = "blank", colum
     `column` names the gradebook column to fill (default: the one whose title
     names the assignment). Every cell not filled comes back byte for byte.
     Students graded but not in the gradebook are written to
-    ``out/not_in_gradebook.csv``. Raises ValueError when no column (or several)
+    ``out/not_in_gradebook.csv``, with the grades whose LMS user id several
+    student ids claim: their row is left as exported (never first-wins).
+    Raises ValueError when no column (or several)
     can take an assignment's grades.
     """
     kind = kind_of(gradebook)
@@ -228,11 +235,18 @@ def fill(gradebook: Path, scores: Path, out: Path, missing: str = "blank", colum
     _write(filled.path, rows, before, original)
     with open(out / ABSENT_FILE, "w", newline="") as f:
         writer = csv.writer(f)
-        writer.writerow(["student_id", "lms_user_id", "assignment", "score", "max_score"])
-        for student, lms_id, assignment in filled.absent:
-            grade = grades[assignment][student]
-            writer.writerow([spreadsheet_cell(student), spreadsheet_cell(lms_id), assignment, grade.score,
-                             grade.max_score])
+        writer.writerow(["student_id", "lms_user_id", "assignment", "score", "max_score", "reason"])
+        for listed, why in ((filled.absent, "not in the gradebook"), (filled.conflicts, None)):
+            for student, lms_id, assignment in listed:
+                grade = grades[assignment][student]
+                others = sorted(g.student for g in grades[assignment].values() if g.lms_id == lms_id)
+                reason = why or (f"LMS user id {lms_id} is claimed by {len(others)} student ids ({', '.join(others)}): "
+                                 "no cell was filled for it")
+                writer.writerow([spreadsheet_cell(student), spreadsheet_cell(lms_id), assignment, grade.score,
+                                 grade.max_score, spreadsheet_cell(reason)])
+    for student, lms_id, assignment in filled.conflicts:
+        log.warning("NOT IN THE GRADEBOOK: LMS user id %s of %s is claimed by more than one student id for %s; its "
+                    "cell is left as exported, see %s", lms_id, student, assignment, ABSENT_FILE)
     return filled
 
 
@@ -272,11 +286,15 @@ def _fill_canvas(rows, header, grades, missing, column) -> Filled:
         filled.points[assignment] = points
         # A student is found by Canvas user id, else by their student id as SIS login or user id.
         index, matched = _index(by_student), set()
+        shared = _shared(by_student)
         for row in students:
+            if row[idx["ID"]].strip() in shared:
+                continue  # (whose grade it is cannot be told: the cell stays as exported)
             grade = _lookup(index, row[idx["ID"]], [row[idx[n]] for n in ("SIS Login ID", "SIS User ID") if n in idx])
             _put(row, at, grade, points, missing, filled, matched)
+        filled.conflicts += [(g.student, g.lms_id, assignment) for g in by_student.values() if g.lms_id in shared]
         filled.absent += [(g.student, g.lms_id, assignment) for g in by_student.values()
-                          if g.handed_in and g.student not in matched]
+                          if g.handed_in and g.student not in matched and g.lms_id not in shared]
     if not filled.columns:
         raise ValueError(f"no column of the gradebook names the assignment(s) graded ({', '.join(known)}); choose "
                          "one with --gradebook-column")
@@ -294,10 +312,13 @@ def _fill_moodle(rows, header, grades, missing, column) -> Filled:
     (assignment, by_student), = grades.items()
     filled = Filled(Path(), "Moodle grading worksheet", {assignment: header[at]}, {assignment: None})
     index, matched = _index(by_student), set()
+    shared = _shared(by_student)
     for row in rows[1:]:
         if len(row) <= max(at, who):
             continue
         number = re.search(r"(\d+)\s*$", row[who])  # "Participant 123456"
+        if number and number[1] in shared:
+            continue  # (whose grade it is cannot be told: the cell stays as exported)
         names = ([safe_id(row[name])] if name is not None and len(row) > name else []) + (
             [row[email].split("@")[0]] if email is not None and len(row) > email else [])
         grade = _lookup(index, number[1] if number else "", names)
@@ -305,15 +326,29 @@ def _fill_moodle(rows, header, grades, missing, column) -> Filled:
         if points:
             filled.points[assignment] = points
         _put(row, at, grade, points, missing, filled, matched)
+    filled.conflicts = [(g.student, g.lms_id, assignment) for g in by_student.values() if g.lms_id in shared]
     filled.absent = [(g.student, g.lms_id, assignment) for g in by_student.values()
-                     if g.handed_in and g.student not in matched]
+                     if g.handed_in and g.student not in matched and g.lms_id not in shared]
     return filled
 
 
-def _index(by_student: dict[str, Grade]) -> dict[tuple[str, str], Grade]:
-    """Grades by ("id", LMS user id) and by ("name", student id in lower case)."""
-    index = {}
+def _shared(by_student: dict[str, Grade]) -> set[str]:
+    """The LMS user ids that more than one student id has: no grade of theirs may fill a cell (never first-wins)."""
+    seen: dict[str, int] = defaultdict(int)
     for grade in by_student.values():
+        if grade.lms_id:
+            seen[grade.lms_id] += 1
+    return {lms_id for lms_id, n in seen.items() if n > 1}
+
+
+def _index(by_student: dict[str, Grade]) -> dict[tuple[str, str], Grade]:
+    """Grades by ("id", LMS user id) and by ("name", student id in lower case), leaving out the grades whose LMS
+    user id another student id also has (:func:`_shared`)."""
+    index = {}
+    shared = _shared(by_student)
+    for grade in by_student.values():
+        if grade.lms_id in shared:
+            continue
         if grade.lms_id:
             index.setdefault(("id", grade.lms_id), grade)
         index.setdefault(("name", grade.student.lower()), grade)

@@ -56,6 +56,9 @@ class Layout:
     name: str
     title: str
     reader: Callable[[Path, str], Reader]  # (the export's folder, the student pattern) -> reader
+    # Its names carry no user id and a student id is a display name: two notebooks under one name may be two
+    # people of the same name, so they are never merged by date.
+    names_only: bool = False
 
 
 _NOISE = re.compile(r"^copy of |\s*\(\d+\)$|-checkpoint$|\s+copy$", re.IGNORECASE)
@@ -110,7 +113,9 @@ def safe_id(text: str) -> str:
     return re.sub(r"[^\w.-]+|_+", "-", text.strip()).strip("-")
 
 
-_CANVAS = re.compile(r"^(?:(?P<name>[^_]+)_)?(?:(?P<late>LATE)_)?(?P<user>\d+|anon_[^_]+)_(?P<attachment>\d+)_(?P<file>.+)$")
+# Canvas's name holds no '_' and (lower-cased letters and digits) is never all digits nor "LATE": so the user and
+# attachment ids are always the first two numbers, even where no name comes first (an anonymous export).
+_CANVAS = re.compile(r"^(?:(?!LATE_)(?P<name>[^_]*[^_\d][^_]*)_)?(?:(?P<late>LATE)_)?(?P<user>\d+|anon_[^_]+)_(?P<attachment>\d+)_(?P<file>.+)$")
 _REUPLOAD = re.compile(r"-(\d+)$")
 
 
@@ -126,19 +131,28 @@ def _canvas(root: Path, pattern: str) -> Reader:
     return read
 
 
-_MOODLE = re.compile(r"^(?P<name>.+)_(?P<id>\d+)_assignsubmission_[a-z]+_(?P<file>.*)$")
+# The name the student gave a file comes last and may hold anything, the system's own separators included: each
+# pattern reads the system's fields from the left, up to their first complete run (non-greedy), never from the
+# student's part (red team, issue 19: a file named "x_222_assignsubmission_file_..." was read as participant 222's).
+_MOODLE = re.compile(r"^(?P<name>.+?)_(?P<id>\d+)_assignsubmission_[a-z]+_(?P<file>.*)$")
+# A student's folder ends with the system's fields, so there they are read from the right: the full name before them
+# (which a student may be able to edit in their profile) cannot take another participant's id.
+_MOODLE_FOLDER = re.compile(r"^(?P<name>.+)_(?P<id>\d+)_assignsubmission_[a-z]+_$")
 
 
 def _moodle(root: Path, pattern: str) -> Reader:
     def read(rel: PurePosixPath) -> list[Entry]:
-        found = _MOODLE.match(rel.parts[0])
-        if not found or (len(rel.parts) == 1) == (not found["file"]):  # a folder ends with '_', a flat file does not
+        if len(rel.parts) > 1:
+            found = _MOODLE_FOLDER.match(rel.parts[0])
+            return [Entry(safe_id(found["name"]), found["id"], rel.name)] if found else []
+        found = _MOODLE.match(rel.name)
+        if not found or not found["file"]:  # (a flat file has a name after the fields; a folder ends with '_')
             return []
-        return [Entry(safe_id(found["name"]), found["id"], rel.name if len(rel.parts) > 1 else found["file"])]
+        return [Entry(safe_id(found["name"]), found["id"], found["file"])]
     return read
 
 
-_BLACKBOARD = re.compile(r"^(?P<assignment>.+)_(?P<user>[^_]+)_attempt_(?P<date>\d{4}(?:-\d\d){5})(?:_(?P<file>.+)|\.txt)$")
+_BLACKBOARD = re.compile(r"^(?P<assignment>.+?)_(?P<user>[^_]+)_attempt_(?P<date>\d{4}(?:-\d\d){5})(?:_(?P<file>.+)|\.txt)$")
 
 
 def _blackboard(root: Path, pattern: str) -> Reader:
@@ -219,7 +233,7 @@ LAYOUTS = {layout.name: layout for layout in [
     Layout("moodle", "Moodle", _moodle),
     Layout("blackboard", "Blackboard", _blackboard),
     Layout("canvas", "Canvas", _canvas),
-    Layout("classroom", "Google Classroom", _classroom),
+    Layout("classroom", "Google Classroom", _classroom, names_only=True),
     Layout("folders", "one folder (or name prefix) per student", _folders),
 ]}
 
@@ -263,7 +277,7 @@ def _read_all(layout: Layout, root: Path, files: list[PurePosixPath], pattern: s
 
 def student_folder(name: str) -> bool:
     """Whether a folder with this name is, by an LMS's naming, one student's (Moodle) or one submission's (Gradescope)."""
-    return bool(_MOODLE.match(name)) or bool(re.fullmatch(r"submission_\d+", name))
+    return bool(_MOODLE_FOLDER.match(name)) or bool(re.fullmatch(r"submission_\d+", name))
 
 
 def flat_students(names: list[str], pattern: str | None = None) -> set[str]:

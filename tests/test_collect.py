@@ -258,3 +258,57 @@ def test_the_graders_own_output_inside_the_submissions_folder_is_no_student(tmp_
     got = collect(src, tmp_path / "run" / "submitted", ASSIGNMENTS)
     assert got.students == ["alice", "bob"], got.students
     assert not [u for u in got.unmatched if u.path.startswith("grades")], got.unmatched
+
+
+# Issue 19, red team hole 3: one student must not replace another's notebook through the name of a file she uploads.
+
+def collected(tmp_path, files: dict[str, str], **kwargs):
+    src = tmp_path / "export"
+    for name, text in files.items():
+        touch(src / name, text)
+    return collect(src, tmp_path / "run" / "submitted", ASSIGNMENTS, **kwargs)
+
+
+def test_a_blackboard_upload_named_like_another_students_later_attempt_stays_the_uploaders(tmp_path):
+    crafted = f"Weighted Sum_alice_attempt_2024-03-01-10-00-00_bob_attempt_2099-01-01-00-00-00_{FIRST}.ipynb"
+    got = collected(tmp_path, {f"Weighted Sum_bob_attempt_2024-03-01-09-00-00_{FIRST}.ipynb": "bob's own",
+                               crafted: "alice's garbage"})
+    assert got.submissions[("bob", FIRST)].read_text() == "bob's own", "bob's notebook was replaced by alice's"
+    assert got.submissions[("alice", FIRST)].read_text() == "alice's garbage"
+
+
+def test_a_moodle_file_named_like_another_participants_entry_stays_the_uploaders(tmp_path):
+    got = collected(tmp_path, {
+        f"Alice Smith_111_assignsubmission_file_{FIRST}.ipynb": "alice's own",
+        f"Alice Smith_111_assignsubmission_file_x_222_assignsubmission_file_{FIRST}.ipynb": "alice's garbage",
+        f"Bob Jones_222_assignsubmission_file_{FIRST}.ipynb": "bob's own"})
+    assert sorted(got.submissions) == [("Alice-Smith", FIRST), ("Bob-Jones", FIRST)], got.submissions
+    assert got.submissions[("Bob-Jones", FIRST)].read_text() == "bob's own"
+    assert got.lms_ids == {"Alice-Smith": "111", "Bob-Jones": "222"}, got.lms_ids
+
+
+def test_two_student_ids_with_one_lms_user_id_are_both_refused_and_reported(tmp_path, caplog):
+    # However it came about (a name the LMS wrote differently, a crafted name), one LMS user cannot be two students:
+    # neither notebook is graded as that user's, both are listed with the reason, and the screen says so.
+    with caplog.at_level("WARNING", logger="autograde"):
+        got = collected(tmp_path, {f"smithalice_222_900001_{FIRST}.ipynb": "one",
+                                   f"jonesbob_222_900002_{FIRST}.ipynb": "two",
+                                   f"whitecarol_333_900003_{FIRST}.ipynb": "carol's"})
+    assert list(got.submissions) == [("whitecarol", FIRST)], got.submissions
+    assert "222" not in got.lms_ids.values(), got.lms_ids
+    reasons = {u.path: u.reason for u in got.unmatched}
+    for name in (f"smithalice_222_900001_{FIRST}.ipynb", f"jonesbob_222_900002_{FIRST}.ipynb"):
+        assert "222" in reasons.get(name, "") and "jonesbob" in reasons[name] and "smithalice" in reasons[name], reasons
+    assert "222" in caplog.text and "jonesbob" in caplog.text, caplog.text
+
+
+def test_two_google_classroom_notebooks_under_one_display_name_are_not_merged(tmp_path, caplog):
+    # Classroom's names carry no user id: two notebooks under one name may be two students called the same.
+    with caplog.at_level("WARNING", logger="autograde"):
+        got = collected(tmp_path, {f"Jane Doe - {FIRST}.ipynb": "one", f"Jane Doe - Copy of {FIRST}.ipynb": "two",
+                                   f"John Roe - {FIRST}.ipynb": "john's"})
+    assert list(got.submissions) == [("John-Roe", FIRST)], got.submissions
+    reasons = {u.path: u.reason for u in got.unmatched}
+    for name in (f"Jane Doe - {FIRST}.ipynb", f"Jane Doe - Copy of {FIRST}.ipynb"):
+        assert "same name" in reasons.get(name, ""), reasons
+    assert "Jane-Doe" in caplog.text, caplog.text

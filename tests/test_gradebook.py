@@ -128,3 +128,19 @@ def test_a_moodle_worksheet_with_multi_line_comments_and_lf_endings_comes_back_a
     filled, written = fill(tmp_path, MOODLE.format(A=""), rows)  # (one assignment graded: no choice needed)
     assert written == MOODLE.format(A="75").encode(), written
     assert filled.changed == {"Grade": 1}
+
+
+def test_two_students_with_one_lms_user_id_fill_no_cell_and_are_both_reported(tmp_path):
+    # (Red team, issue 19: first-wins gave Bob's row the grade of a student id read from alice's file name.)
+    rows = [("Alice-Smith-111-x", "12346", FIRST, 0, 5, "failed"), ("jonesbob", "12346", FIRST, 5, 5, "passed"),
+            ("smithalice", "12345", FIRST, 4, 5, "passed")]
+    filled, written = fill(tmp_path, CANVAS.format(A="", B='""'), rows, assignments=[FIRST], missing="zero")
+    after = list(csv.reader(io.StringIO(written.decode("utf-8-sig"), newline="")))
+    at = after[0].index(COLUMN)
+    bob = next(r for r in after if r[:1] == ["Jones, Bob"])
+    assert bob[at] == "", f"Bob's cell was filled ({bob[at]!r}) though two student ids claim his LMS id"
+    assert next(r for r in after if r[:1] == ["Smith, Alice"])[at] == "8"
+    assert sorted(s for s, _, _ in filled.conflicts) == ["Alice-Smith-111-x", "jonesbob"], filled.conflicts
+    reported = {r["student_id"]: r for r in csv.DictReader(open(tmp_path / gradebook.ABSENT_FILE, newline=""))}
+    assert {"Alice-Smith-111-x", "jonesbob"} <= set(reported), reported
+    assert "12346" in reported["jonesbob"]["reason"], reported

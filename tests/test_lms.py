@@ -345,3 +345,35 @@ def test_a_renamed_notebook_in_the_nbgrader_layout_is_graded_in_full(tmp_path):
     carol = grades_by_student(out)["carol"]
     assert float(carol["score"]) == float(carol["max_score"]) > 0, (carol, unmatched(out))
     assert unmatched(out) == {}
+
+
+def test_a_moodle_file_named_like_another_participants_entry_never_changes_their_grade(tmp_path):
+    # Red team, issue 19 (hole 3): alice's extra file, named x_222_assignsubmission_file_..., was read as participant
+    # 222's, and the gradebook kept the first grade per participant: Bob's row got alice's garbage grade.
+    files = {"Alice Smith_123456_assignsubmission_file_01-weighted-sum.ipynb": BROKEN,
+             "Alice Smith_123456_assignsubmission_file_x_123457_assignsubmission_file_01-weighted-sum.ipynb": BROKEN,
+             "Bob Jones_123457_assignsubmission_file_01-weighted-sum.ipynb": nbformat.writes(completed_notebook(FIRST))}
+    (tmp_path / "worksheet.csv").write_text(MOODLE_WORKSHEET)
+    out, proc = graded_as("Moodle", tmp_path, files, "--gradebook", str(tmp_path / "worksheet.csv"),
+                          "--missing-grades", "zero")
+    assert lms_ids(out) == {"Alice-Smith": "123456", "Bob-Jones": "123457"}, lms_ids(out)
+    filled = {r["Identifier"]: r["Grade"] for r in read_rows(out / "gradebook-import.csv")}
+    assert filled == {"Participant 123456": "0", "Participant 123457": "100", "Participant 123458": "0"}, filled
+    assert read_rows(out / "not_in_gradebook.csv") == []
+
+
+def test_one_canvas_user_id_under_two_names_grades_neither_and_says_so(tmp_path):
+    # However two names came to carry one user id, neither notebook is that user's grade: both are listed, the
+    # screen says NOT GRADED, and the user's gradebook cell stays as exported (no cell filled first-wins).
+    files = {"jonesbob_12346_900001_01-weighted-sum.ipynb": EMPTY,
+             "smithalice_12346_900002_01-weighted-sum.ipynb": BROKEN,
+             "smithalice_12345_900003_01-weighted-sum.ipynb": BROKEN}
+    (tmp_path / "gradebook.csv").write_text(CANVAS_GRADEBOOK)
+    out, proc = graded_as("Canvas", tmp_path, files, "--gradebook", str(tmp_path / "gradebook.csv"))
+    assert lms_ids(out) == {"smithalice": "12345"}, lms_ids(out)
+    reasons = unmatched(out)
+    for name in list(files)[:2]:
+        assert "'12346'" in reasons.get(name, "") and reasons[name].startswith("refused"), reasons
+    assert "NOT GRADED" in proc.stderr and "12346" in proc.stderr, proc.stderr
+    filled = {r["ID"]: r["01 Weighted sum (5501)"] for r in read_rows(out / "gradebook-import.csv")}
+    assert filled["12346"] == "" and filled["12345"] == "0", filled
