@@ -3,27 +3,21 @@
 Issue 19 found chapter 5 answers that broke the instructions and kept every
 point, one post-norm mistake that cost in two cells, a missing causal mask
 blamed on the layer order, and a softmax left undone that cost chapter 1's
-measuring exercises too. A small class of its own (the reference, those
-mutants and the alternatives the stricter tests might wrongly fail) is graded
-once by the real command; the whole mutant and alternative corpus is graded
-by test_mutants.py and test_alternatives.py.
+measuring exercises too. Those mutants, and the alternatives the stricter
+tests might wrongly fail, are part of the corpus the class batch (`graded`)
+grades once by the real command; these tests read exactly where each loses.
 """
 from __future__ import annotations
 
-import csv
 import re
-import subprocess
-import sys
 
 import pytest
 
-from autograde.course import REPO, graded_cell_ids
+from autograde.course import graded_cell_ids
 from tests.support.submissions import alternatives, mutants
 from tests.support.synthetic import (
     alternative_student,
-    completed_notebook,
     mutant_student,
-    write_submission,
 )
 
 CH1, CH5 = "01-weighted-sum", "05-transformer"
@@ -67,23 +61,9 @@ MUTANTS_HERE = [(a, g, p) for a, g, p in mutants() if (a, g, p.stem) in CASES]
 
 
 @pytest.fixture(scope="session")
-def graded_few(tmp_path_factory):
-    """Grade the reference, the mutants above and chapter 5's alternatives once; scores by (student, assignment, cell)."""
-    base = tmp_path_factory.mktemp("one-mistake")
-    submissions, out = base / "submitted", base / "out"
-    for assignment in (CH1, CH5):
-        write_submission(completed_notebook(assignment), submissions, "reference", assignment)
-    for assignment, grade_id, path in MUTANTS_HERE:
-        write_submission(completed_notebook(assignment, {grade_id: path.read_text()}), submissions,
-                         mutant_student(grade_id, path), assignment)
-    for assignment, grade_id, path in ALTERNATIVES_HERE:
-        write_submission(completed_notebook(assignment, {grade_id: path.read_text()}), submissions,
-                         alternative_student(grade_id, path), assignment)
-    proc = subprocess.run([sys.executable, "-m", "autograde", "grade", str(submissions), "--out", str(out), "--quiet",
-                           "--jobs", "2"], cwd=REPO, capture_output=True, text=True, timeout=3600)
-    assert proc.returncode == 0, f"autograde grade failed:\n{proc.stdout}\n{proc.stderr}"
-    with open(out / "scores.csv", newline="") as f:
-        return {(r["student_id"], r["assignment"], r["grade_id"]): r for r in csv.DictReader(f)}
+def graded_few(graded):
+    """The class batch's scores by (student, assignment, cell): it grades every mutant and alternative once already."""
+    return graded["scores"]
 
 
 def lost_cells(scores, student, assignment):
