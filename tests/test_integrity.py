@@ -11,7 +11,9 @@ import pytest
 
 from autograde.course import cells_checking, graded_cell_ids
 from tests.support.commands import grade_command, read_rows
-from tests.support.integrity import FIRST, FORGERIES, integrity_submissions, leaked_lines, page_text
+from tests.support.integrity import (
+    FIRST, FORGERIES, GUARD_ATTACKS, HUGE_ERROR_CHARS, integrity_submissions, leaked_lines, page_text,
+)
 from tests.support.synthetic import write_submission
 
 
@@ -128,3 +130,34 @@ def test_a_real_timeout_is_still_recorded_where_the_cell_was_stopped(hostile):
     rows = hostile["scores"]["loops-in-an-answer"]
     assert {r["status"] for r in rows.values()} == {"passed"}, {c: r["status"] for c, r in rows.items()}
     assert any("cosine_scores was stopped at the time limit" in n for n in hostile["notes"]["loops-in-an-answer"])
+
+
+# 5. Attacks on the guard itself (the red team's review of issue 19) --------------------------------------------
+
+@pytest.mark.slow
+@pytest.mark.sandbox
+@pytest.mark.parametrize("student", sorted(GUARD_ATTACKS))
+def test_an_attack_on_the_guard_earns_nothing(hostile, student):
+    # The same garbage answers as "garbage", after the attack: not a point more, and softmax's tests still fail.
+    honest, attacked = hostile["scores"]["garbage"], hostile["scores"][student]
+    gained = {c: (honest[c]["score"], attacked[c]["score"]) for c in honest
+              if float(attacked[c]["score"]) > float(honest[c]["score"])}
+    assert not gained, f"{student} scores more than the same garbage without the attack: {gained}"
+    softmax = cells_checking("softmax", graded_cell_ids(FIRST))
+    assert all(attacked[c]["status"] in ("failed", "error", "tampering") for c in softmax), \
+        {c: attacked[c]["status"] for c in softmax}
+
+
+@pytest.mark.slow
+@pytest.mark.sandbox
+def test_a_huge_error_message_is_cut_as_it_arrives(hostile):
+    # softmax raises an error of 5 million characters in each of its test cells (and in the cells that use it):
+    # what the grader keeps and writes stays small, and the cells still fail.
+    rows = hostile["scores"]["huge-error"]
+    softmax = cells_checking("softmax", graded_cell_ids(FIRST))
+    assert all(rows[c]["status"] in ("failed", "error") for c in softmax), {c: rows[c]["status"] for c in softmax}
+    written = {p.relative_to(hostile["out"]): p.stat().st_size
+               for p in hostile["out"].rglob("*") if p.is_file() and "huge-error" in str(p)}
+    assert written, "nothing of huge-error was written: the test looks in the wrong place"
+    # Less than one copy of the message: the current grader wrote it several times per cell.
+    assert sum(written.values()) < HUGE_ERROR_CHARS, f"huge-error's files hold {sum(written.values()):,} bytes: {written}"
