@@ -64,8 +64,9 @@ CLASSES = [
     ("zmq.sugar.socket", "Socket"), ("zmq.eventloop.zmqstream", "ZMQStream"),
     ("IPython.core.displayhook", "DisplayHook"), ("IPython.core.displaypub", "DisplayPublisher"),
 ]
-# Attributes of sys that the kernel's output and error handling go through (compared by identity).
-SYS_NAMES = ["excepthook", "stdout", "stderr", "modules", "meta_path", "path_hooks"]
+# Attributes of sys that cell outputs go through (compared by identity). Not sys.excepthook: IPython swaps it
+# around every execution, and the kernel reports errors without it.
+SYS_NAMES = ["stdout", "stderr", "modules", "meta_path", "path_hooks"]
 # Entries that IPython itself swaps in and out around each execution.
 UNGUARDED = {"builtins": {"input", "raw_input", "get_ipython", "display", "__IPYTHON__", "exit", "quit", "help", "_"}}
 SHELL_LISTS = ["ast_transformers", "input_transformers_cleanup", "input_transformers_post"]

@@ -12,7 +12,13 @@ import pytest
 from autograde.course import cells_checking, graded_cell_ids
 from tests.support.commands import grade_command, read_rows
 from tests.support.integrity import (
-    FIRST, FORGERIES, GUARD_ATTACKS, HUGE_ERROR_CHARS, integrity_submissions, leaked_lines, page_text,
+    FIRST,
+    FORGERIES,
+    GUARD_ATTACKS,
+    HUGE_ERROR_CHARS,
+    integrity_submissions,
+    leaked_lines,
+    page_text,
 )
 from tests.support.synthetic import write_submission
 
