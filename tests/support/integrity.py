@@ -170,6 +170,21 @@ np.allclose = lambda *a, **k: True
 def _forge():
     pass
 """,
+    # The guard's entry point, named in the request of the running test, replaced from inside the test with one
+    # that answers "nothing changed", and the comparisons patched.
+    "replaces-the-guards-entry": """import builtins
+import re
+
+
+def _forge():
+    request = get_ipython().kernel.get_parent()
+    expression = request.get("content", {}).get("user_expressions", {}).get("r", "")
+    found = re.match(r"(\\w+)\\(", expression)
+    if found and hasattr(builtins, found.group(1)):
+        setattr(builtins, found.group(1), lambda *args, **kwargs: "[1, false, []] 0")
+    np.isclose = lambda a, b, **k: np.ones(np.broadcast(np.asarray(a), np.asarray(b)).shape, bool)
+    np.allclose = lambda *a, **k: True
+""",
 }
 
 # An error message of 5 million characters, raised by every call of softmax: the grader must stay small.
