@@ -135,7 +135,13 @@ class GuardedExecute(Execute):
       code changed them fails with ``TamperingError`` (event ``tampered``).
     - A cell's output is cut at `max_output_chars` characters as it arrives,
       so a submission that prints gigabytes cannot exhaust the grader
-      (event ``cut_short``).
+      (event ``cut_short``). An error output is always kept (it fails the
+      cell) but its message and traceback are cut to `max_output_chars / 5`
+      characters each as they arrive.
+    - The guard answers only through an entry point with a random name, each
+      answer numbered and signed with a key drawn for that kernel; an answer
+      that is not the guard's, or a test cell that the guard saw raise but
+      whose error never reached the grader, makes the test ``tampered``.
     - When the kernel dies (``os._exit``, a segfault), the cell that killed it
       fails with ``KernelDied`` and the notebook runs again in a fresh kernel
       without that cell, so every other cell is graded as usual (event

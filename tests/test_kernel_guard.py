@@ -163,3 +163,20 @@ def test_install_answers_only_through_a_signed_entry_point_with_no_module_to_fin
     finally:
         del builtins._ag_test_entry
         InteractiveShell.clear_instance()
+
+
+def test_an_error_output_is_cut_as_it_arrives_and_kept():
+    # (The grader's side: GuardedExecute.output.) A 5-million-character exception would be copied into every file
+    # the grader writes; it is cut to a fifth of max_output_chars for the message and for the traceback.
+    from autograde.execute import GuardedExecute
+
+    executor = GuardedExecute(max_output_chars=1000)
+    executor._cut, executor._chars, executor.clear_before_next_output = set(), {}, False
+    message = "A" * 5_000_000
+    msg = {"msg_type": "error", "header": {"msg_type": "error"}, "parent_header": {}, "metadata": {},
+           "content": {"ename": "ValueError", "evalue": message, "traceback": ["Traceback:", f"ValueError: {message}"]}}
+    outs = []
+    executor.output(outs, msg, None, 0)
+    assert len(outs) == 1 and outs[0]["output_type"] == "error" and outs[0]["ename"] == "ValueError", outs
+    assert len(outs[0]["evalue"]) < 300 and sum(map(len, outs[0]["traceback"])) < 300, \
+        (len(outs[0]["evalue"]), sum(map(len, outs[0]["traceback"])))
