@@ -20,6 +20,10 @@ from __future__ import annotations
 import ast
 import copy
 import functools
+import hashlib
+import hmac
+import json
+import secrets
 import time
 from enum import StrEnum
 from pathlib import Path
@@ -36,7 +40,6 @@ from .sources import defined_names, free_names, imported_packages
 __all__ = ["EVENTS_KEY", "Event", "GuardedExecute", "SandboxKernelManager", "StderrIsNotFailure", "error_output",
            "events", "grading_settings", "no_verdict", "record"]
 
-GUARD = "_autograde_guard"  # the guard's module name inside the kernel
 EVENTS_KEY = "autograde"  # the key of the execute step's record in a cell's metadata
 
 
@@ -132,7 +135,13 @@ class GuardedExecute(Execute):
       code changed them fails with ``TamperingError`` (event ``tampered``).
     - A cell's output is cut at `max_output_chars` characters as it arrives,
       so a submission that prints gigabytes cannot exhaust the grader
-      (event ``cut_short``).
+      (event ``cut_short``). An error output is always kept (it fails the
+      cell) but its message and traceback are cut to `max_output_chars / 5`
+      characters each as they arrive.
+    - The guard answers only through an entry point with a random name, each
+      answer numbered and signed with a key drawn for that kernel; an answer
+      that is not the guard's, or a test cell that the guard saw raise but
+      whose error never reached the grader, makes the test ``tampered``.
     - When the kernel dies (``os._exit``, a segfault), the cell that killed it
       fails with ``KernelDied`` and the notebook runs again in a fresh kernel
       without that cell, so every other cell is graded as usual (event
@@ -222,8 +231,8 @@ class GuardedExecute(Execute):
         # What a given or test cell defines is recorded (and after a test, checked) in the same request as the
         # cell itself, as its user_expressions: no extra round trip to the kernel.
         names = [n for n in defined_names(cell.source) if n in self._test_reads]
-        expression = f"after_test({names!r})" if is_test else f"remember({names!r})" if provided else None
-        self._expressions = {"r": f"__import__('sys').modules[{GUARD!r}].{expression}"} if expression else None
+        expression = f"('after_test', {names!r})" if is_test else f"('remember', {names!r})" if provided else None
+        self._expressions = {"r": f"{self._entry}{expression}"} if expression else None
         self._last_reply = None
         try:
             cell, resources = self._run(cell, resources, index)
@@ -231,9 +240,20 @@ class GuardedExecute(Execute):
             self._expressions = None
         self._dirty = not is_test
         if expression is not None:
-            result = self._expression_result(self._last_reply)
-            if result is None:  # the kernel skips user_expressions when the cell raised
-                result = self._guard_call(expression)
+            answer = self._expression_result(self._last_reply)
+            if answer is None:  # the kernel skips user_expressions when the cell raised
+                answer = self._guard_call(expression)
+            raised, result = answer
+            if not is_test:  # a guard that failed to answer after a given cell leaves the next test untrusted
+                self._untrusted += [c for c in result if "grader's guard" in c]
+            else:
+                result = self._untrusted + result
+                self._untrusted = []
+                # The guard saw the test raise, but no error reached the grader: its messages were tampered with.
+                if raised is None:
+                    result.append("the grader's guard did not see this test run to its end")
+                elif raised and not any(o.get("output_type") == "error" for o in cell.outputs):
+                    result.append("the test failed, but its error never reached the grader")
             if is_test and result:
                 cell.outputs.append(error_output(
                     "TamperingError", "while this test ran, the code under test changed what the test relies on: "
@@ -275,26 +295,40 @@ class GuardedExecute(Execute):
             record(cell, Event.TIMED_OUT)
         return await super()._async_handle_timeout(timeout, cell)
 
-    @staticmethod
-    def _expression_result(reply):
-        """The guard's answer in an execute reply's user_expressions, or None if it was not evaluated."""
+    def _expression_result(self, reply):
+        """(raised, changes) from the guard's answer in an execute reply's user_expressions, None if it was not
+        evaluated. An answer that is not the guard's (wrong HMAC, or a sequence number out of turn: replayed or
+        lost) is a change in itself: the guard was replaced or silenced."""
         result = (reply or {}).get("content", {}).get("user_expressions", {}).get("r")
         if not result:
             return None
         if result.get("status") != "ok":
-            return [f"the grader's guard could not run ({result.get('ename')}: {result.get('evalue')})"]
-        return ast.literal_eval(result["data"]["text/plain"])
+            return None, [f"the grader's guard could not run ({result.get('ename')}: {result.get('evalue')})"]
+        try:
+            body, mac = ast.literal_eval(result["data"]["text/plain"]).rsplit(" ", 1)
+            expected = hmac.new(self._key.encode(), body.encode(), hashlib.sha256).hexdigest()
+            seq, raised, changes = json.loads(body) if hmac.compare_digest(mac, expected) else (None, None, None)
+        except (ValueError, SyntaxError, TypeError, KeyError, AttributeError):
+            seq = raised = changes = None
+        if seq != self._seq + 1:
+            self._seq = seq if isinstance(seq, int) else self._seq
+            return None, ["the grader's guard was replaced or silenced (its answer is not the guard's)"]
+        self._seq = seq
+        return raised, list(changes)
 
     # Explicit guard calls are silent executions: no output, no history, the result through user_expressions.
     def _guard_call(self, expression: str):
         reply = self.wait_for_reply(self.kc.execute(
-            "", silent=True, store_history=False,
-            user_expressions={"r": f"__import__('sys').modules[{GUARD!r}].{expression}"}), None)
+            "", silent=True, store_history=False, user_expressions={"r": f"{self._entry}{expression}"}), None)
         result = self._expression_result(reply)
-        return result if result is not None else ["the grader's guard did not answer"]
+        return result if result is not None else (None, ["the grader's guard did not answer"])
 
     def _guard_check(self) -> list[str]:
-        return self._guard_call("check()") or []
+        """Put back what student code changed before a test cell; what could not be trusted is kept for the test."""
+        _, changes = self._guard_call("('check',)")
+        if any("grader's guard" in c for c in changes):
+            self._untrusted = [c for c in changes if "grader's guard" in c]
+        return changes
 
     def _start_guard(self) -> None:
         packages = imported_packages([c.source for c in self.nb.cells if c.cell_type == "code"
@@ -302,9 +336,13 @@ class GuardedExecute(Execute):
         tests = [c.source for c in self.nb.cells if c.cell_type == "code"
                  and c.metadata.get("nbgrader", {}).get("grade") and not c.metadata.get("nbgrader", {}).get("solution")]
         self._test_reads = set().union(*map(free_names, tests)) if tests else set()
-        code = (f"import sys as _s, types as _t\n_m = _t.ModuleType({GUARD!r})\n_m.get_ipython = get_ipython\n"
-                f"exec(compile({_guard_source()!r}, 'autograde_guard', 'exec'), _m.__dict__)\n"
-                f"_s.modules[{GUARD!r}] = _m\n_m.snapshot({packages!r})\ndel _s, _t, _m\n")
+        # A key and an entry point's name of this kernel's own (a dead kernel's successor gets new ones). The guard
+        # lives in a namespace of its own, with a copy of the builtins as they are now: no module to look up.
+        self._key, self._entry, self._seq, self._untrusted = secrets.token_hex(16), f"_ag_{secrets.token_hex(8)}", 0, []
+        code = (f"(lambda g: (exec(compile({_guard_source()!r}, 'autograde_guard', 'exec'), g), "
+                f"g['install']({self._key!r}, {self._entry!r}, {packages!r})))"
+                "({'__builtins__': dict(vars(__import__('builtins'))), '__name__': 'autograde_guard', "
+                "'get_ipython': get_ipython})\n")
         reply = self.wait_for_reply(self.kc.execute(code, silent=True, store_history=False), None)
         if (reply or {}).get("content", {}).get("status") != "ok":
             content = (reply or {}).get("content", {})
@@ -321,7 +359,22 @@ class GuardedExecute(Execute):
         self.kc.execute = execute_with_guard
 
     def output(self, outs, msg, display_id, cell_index):
-        if msg["msg_type"] != "error":  # errors are always kept: they decide the score
+        if msg["msg_type"] == "error":  # an error is always kept, as it decides the score, but cut to size
+            content = msg.get("content", {})
+            half = max(self.max_output_chars // 5, 1)
+            if len(str(content.get("evalue", ""))) > half:
+                content["evalue"] = str(content["evalue"])[:half] + "... [cut by the grader]"
+            lines, kept = [], 0
+            for line in content.get("traceback", []) or []:
+                line = str(line)[: max(half - kept, 0)]
+                kept += len(line)
+                lines.append(line)
+                if kept >= half:
+                    lines.append("... [traceback cut by the grader]")
+                    break
+            content["traceback"] = lines
+            content["ename"] = str(content.get("ename", ""))[:200]
+        else:
             if cell_index in self._cut:
                 return None
             content = msg.get("content", {})

@@ -14,6 +14,8 @@ from tests.support.commands import grade_command, read_rows
 from tests.support.integrity import (
     FIRST,
     FORGERIES,
+    GUARD_ATTACKS,
+    HUGE_ERROR_CHARS,
     disguised_leaks,
     disguised_submissions,
     integrity_submissions,
@@ -138,7 +140,7 @@ def test_a_real_timeout_is_still_recorded_where_the_cell_was_stopped(hostile):
     assert any("cosine_scores was stopped at the time limit" in n for n in hostile["notes"]["loops-in-an-answer"])
 
 
-# 6. Hidden tests read back in disguise (red-team report, hole 6) -------------------------------------------
+# 5. Hidden tests read back in disguise (red-team report, hole 6) -------------------------------------------
 
 @pytest.mark.slow
 @pytest.mark.sandbox
@@ -155,6 +157,24 @@ def test_no_hidden_test_line_reaches_anyone_in_disguise(hostile):
     leaks = {where: found for where, text in shown.items() if (found := disguised_leaks(text))}
     assert not leaks, f"hidden test lines shown in disguise: {leaks}"
 
+
+# 6. Attacks on the guard itself (the red team's review of issue 19) --------------------------------------------
+
+@pytest.mark.slow
+@pytest.mark.sandbox
+@pytest.mark.parametrize("student", sorted(GUARD_ATTACKS))
+def test_an_attack_on_the_guard_earns_nothing(hostile, student):
+    # The same garbage answers as "garbage", after the attack: not a point more, and softmax's tests still fail.
+    honest, attacked = hostile["scores"]["garbage"], hostile["scores"][student]
+    gained = {c: (honest[c]["score"], attacked[c]["score"]) for c in honest
+              if float(attacked[c]["score"]) > float(honest[c]["score"])}
+    assert not gained, f"{student} scores more than the same garbage without the attack: {gained}"
+    softmax = cells_checking("softmax", graded_cell_ids(FIRST))
+    assert all(attacked[c]["status"] in ("failed", "error", "tampering") for c in softmax), \
+        {c: attacked[c]["status"] for c in softmax}
+
+
+# 7. Student text through the tests' helpers, and on the pages (red-team report, hole 6) ------------------
 
 @pytest.mark.slow
 @pytest.mark.sandbox
@@ -179,3 +199,18 @@ def test_student_text_in_the_report_and_pages_is_escaped(hostile):
         text = page.read_text()
         assert "<script>alert" not in text and "<b>not done" not in text, f"student HTML unescaped in {page.name}"
         assert "&lt;script&gt;alert(1)" in text, f"the dead kernel's last words are not in {page.name}"
+
+
+@pytest.mark.slow
+@pytest.mark.sandbox
+def test_a_huge_error_message_is_cut_as_it_arrives(hostile):
+    # softmax raises an error of 5 million characters in each of its test cells (and in the cells that use it):
+    # what the grader keeps and writes stays small, and the cells still fail.
+    rows = hostile["scores"]["huge-error"]
+    softmax = cells_checking("softmax", graded_cell_ids(FIRST))
+    assert all(rows[c]["status"] in ("failed", "error") for c in softmax), {c: rows[c]["status"] for c in softmax}
+    written = {p.relative_to(hostile["out"]): p.stat().st_size
+               for p in hostile["out"].rglob("*") if p.is_file() and "huge-error" in str(p)}
+    assert written, "nothing of huge-error was written: the test looks in the wrong place"
+    # Less than one copy of the message: the current grader wrote it several times per cell.
+    assert sum(written.values()) < HUGE_ERROR_CHARS, f"huge-error's files hold {sum(written.values()):,} bytes: {written}"

@@ -113,6 +113,85 @@ SPOOFS_TIMEOUT = "class CellTimeoutError(Exception):\n    pass\n\n\ndef softmax(
                  "    raise CellTimeoutError('No reply from kernel before timeout')\n"
 
 
+# Red-team attacks on the guard itself (issue 19's review), each prepended to the garbage answers above: each must
+# score no more than the garbage alone.
+GUARD_ATTACKS = {
+    # Every test helper's code swapped for a no-op: the names still point at the notebook's functions.
+    "swaps-helper-code": "_noop = lambda *args, **kwargs: None\n"
+                         "for _f in (expect_close, expect_shape, retry_with_reference):\n"
+                         "    _f.__code__ = _noop.__code__\n\n\ndef _forge():\n    pass\n",
+    # The kernel's messaging patched at answer time: error messages dropped, failed replies forged as ok.
+    "forges-replies": """_session = get_ipython().kernel.session
+_send = _session.send
+
+
+def _quiet(stream, kind, content=None, *args, **kwargs):
+    if kind == "error":
+        return None
+    if kind == "execute_reply" and content.get("status") == "error":
+        content = {"status": "ok", "execution_count": content["execution_count"], "user_expressions": {},
+                   "payload": []}
+    return _send(stream, kind, content, *args, **kwargs)
+
+
+_session.send = _quiet
+
+
+def _forge():
+    pass
+""",
+    # The same patch made from inside the test, by the function under test (after the guard's check before it).
+    "forges-replies-in-test": """def _forge():
+    session = get_ipython().kernel.session
+    if getattr(session.send, "__name__", "") == "quiet":
+        return
+    send = session.send
+
+    def quiet(stream, kind, content=None, *args, **kwargs):
+        if kind == "error":
+            return None
+        if kind == "execute_reply" and content.get("status") == "error":
+            content = {"status": "ok", "execution_count": content["execution_count"], "user_expressions": {},
+                       "payload": []}
+        return send(stream, kind, content, *args, **kwargs)
+
+    session.send = quiet
+""",
+    # The guard switched off where it lived, then the comparisons the tests make.
+    "switches-off-the-guard": """import sys
+
+for _name in [n for n in sys.modules if "guard" in n]:
+    sys.modules[_name].check = lambda: []
+    sys.modules[_name].after_test = lambda names: []
+np.isclose = lambda a, b, **k: np.ones(np.broadcast(np.asarray(a), np.asarray(b)).shape, bool)
+np.allclose = lambda *a, **k: True
+
+
+def _forge():
+    pass
+""",
+    # The guard's entry point, named in the request of the running test, replaced from inside the test with one
+    # that answers "nothing changed", and the comparisons patched.
+    "replaces-the-guards-entry": """import builtins
+import re
+
+
+def _forge():
+    request = get_ipython().kernel.get_parent()
+    expression = request.get("content", {}).get("user_expressions", {}).get("r", "")
+    found = re.match(r"(\\w+)\\(", expression)
+    if found and hasattr(builtins, found.group(1)):
+        setattr(builtins, found.group(1), lambda *args, **kwargs: "[1, false, []] 0")
+    np.isclose = lambda a, b, **k: np.ones(np.broadcast(np.asarray(a), np.asarray(b)).shape, bool)
+    np.allclose = lambda *a, **k: True
+""",
+}
+
+# An error message of 5 million characters, raised by every call of softmax: the grader must stay small.
+HUGE_ERROR_CHARS = 5_000_000
+HUGE_ERROR = f"def softmax(x, axis=-1):\n    raise ValueError('A' * {HUGE_ERROR_CHARS})\n"
+
+
 def integrity_submissions() -> dict[str, nbformat.NotebookNode]:
     """Every submission of this module, by student id (all of chapter 1)."""
     out = {}
@@ -120,6 +199,11 @@ def integrity_submissions() -> dict[str, nbformat.NotebookNode]:
         cells = dict(GARBAGE)
         cells["softmax"] = forge + "\n\n" + cells["softmax"]
         out[student] = completed_notebook(FIRST, cells)
+    for student, attack in GUARD_ATTACKS.items():
+        cells = dict(GARBAGE)
+        cells["softmax"] = attack + "\n\n" + cells["softmax"]
+        out[student] = completed_notebook(FIRST, cells)
+    out["huge-error"] = completed_notebook(FIRST, {"softmax": HUGE_ERROR})
     out["reads-back"] = completed_notebook(FIRST, READS_BACK)
     nb = completed_notebook(FIRST)
     nb.cells.insert(0, nbformat.v4.new_code_cell(KILLER_AT_TOP))
