@@ -145,8 +145,13 @@ def log_tail(path: Path, lines: int = 8, chars: int = 1000) -> str:
     return "\n".join(kept)[:chars]
 
 
-def remove_scratch_of(pid: int) -> None:
-    """Remove the scratch folders (and cgroups) of the kernels a (lost) worker process `pid` started."""
-    for folder in Path(tempfile.gettempdir()).glob(f"ag-{pid}-*"):
+def remove_scratch_of(pid: int, scratch_base: str | None = None, cgroup_parent: str | None = None) -> None:
+    """Remove the scratch folders (and cgroups) of the kernels a (lost) worker process `pid` started.
+
+    A signal handler passes `scratch_base` and `cgroup_parent`, found before it
+    was installed: ``tempfile.gettempdir()`` takes a lock that the interrupted
+    code may hold, and the handler would wait for it forever.
+    """
+    for folder in Path(scratch_base or tempfile.gettempdir()).glob(f"ag-{pid}-*"):
         shutil.rmtree(folder, ignore_errors=True)
-    sandbox.remove_cgroups_of(f"ag-{pid}-")
+    sandbox.remove_cgroups_of(f"ag-{pid}-", cgroup_parent)

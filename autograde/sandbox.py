@@ -56,6 +56,7 @@ import os
 import resource
 import shutil
 import signal
+import time
 import subprocess
 import sys
 import sysconfig
@@ -369,9 +370,10 @@ def join_cgroup(folder: str) -> None:
 
 
 def remove_cgroup(folder: str, wait: float = 5.0) -> None:
-    """Kill whatever still runs in the cgroup `folder`, then remove it (quietly if it is gone)."""
-    import time
+    """Kill whatever still runs in the cgroup `folder`, then remove it (quietly if it is gone).
 
+    (Called from a worker's SIGTERM handler too: it imports nothing and takes no lock.)
+    """
     deadline = time.monotonic() + wait
     while os.path.isdir(folder):
         try:
@@ -389,9 +391,15 @@ def remove_cgroup(folder: str, wait: float = 5.0) -> None:
         time.sleep(0.01)
 
 
-def remove_cgroups_of(prefix: str) -> None:
-    """Remove the cgroups named `prefix`* below this process's (those of a lost worker's kernels)."""
-    parent, _ = _own_memory_cgroup()
+def memory_cgroup_parent() -> str | None:
+    """The cgroup folder below which kernels' memory cgroups are made, or None where none can be."""
+    return _own_memory_cgroup()[0]
+
+
+def remove_cgroups_of(prefix: str, parent: str | None = None) -> None:
+    """Remove the cgroups named `prefix`* below `parent`, by default this process's (those of a lost worker's kernels)."""
+    if parent is None:
+        parent, _ = _own_memory_cgroup()
     if parent is not None:
         for folder in Path(parent).glob(f"{prefix}*"):
             if folder.is_dir():

@@ -31,7 +31,7 @@ from .execute import grading_settings
 from .kernel_manager import remove_scratch_of
 from .normalise import Unreadable, first_line, read_submission, rebuild
 from .reference import solution_code
-from .sandbox import check_sandbox
+from .sandbox import check_sandbox, memory_cgroup_parent
 from .sources import defined_names
 
 log = logging.getLogger(__name__)
@@ -71,10 +71,16 @@ def start_pool_worker(*args) -> None:
     were not lost themselves, so only the lost worker's record remains.
     """
     start(*args)
+    # Found now, not in the handler: the handler runs in whatever the main thread was doing, and a lock that code
+    # holds (tempfile's, while it first looks for the temporary folder) would hang the worker and the whole pool.
+    record = _worker["root"] / GRADING
+    scratch_base = tempfile.gettempdir()
+    cgroup_parent = memory_cgroup_parent()
 
     def ended(signum, frame):
-        (_worker["root"] / GRADING).unlink(missing_ok=True)
-        remove_scratch_of(os.getpid())  # its kernels die with it (bubblewrap's --die-with-parent); not their folders
+        record.unlink(missing_ok=True)
+        # Its kernels die with it (bubblewrap's --die-with-parent); not their folders.
+        remove_scratch_of(os.getpid(), scratch_base, cgroup_parent)
         os._exit(128 + signum)
 
     signal.signal(signal.SIGTERM, ended)

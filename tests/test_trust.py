@@ -259,6 +259,33 @@ def test_a_killed_worker_costs_one_retry_then_a_report_and_the_rest_is_graded(tm
     assert cgroups == [], "memory cgroups of lost or ended workers' kernels are left behind"
 
 
+
+def test_a_worker_ended_while_it_holds_tempfiles_lock_still_ends(tmp_path):
+    # A pool terminates its other workers when one is lost. A worker interrupted inside tempfile.gettempdir() (nbgrader
+    # makes temporary folders as it grades) holds tempfile's lock: a SIGTERM handler that asked tempfile again would
+    # wait for it forever, and so would the pool and the whole grading command (seen in a full test run).
+    code = (
+        "import sys, tempfile, time\n"
+        "from pathlib import Path\n"
+        "from autograde import worker\n"
+        "worker.start_pool_worker(Path(sys.argv[1]), 1, None)\n"
+        "tempfile.tempdir = None\n"
+        "tempfile._once_lock.acquire()  # as if interrupted there\n"
+        "print('ready', flush=True)\n"
+        "time.sleep(60)\n"
+    )
+    proc = subprocess.Popen([sys.executable, "-c", code, str(tmp_path)], cwd=REPO, stdout=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout.readline().strip() == "ready"
+        proc.send_signal(signal.SIGTERM)
+        returncode = proc.wait(timeout=15)
+    except subprocess.TimeoutExpired:
+        returncode = None
+    finally:
+        proc.kill()
+    assert returncode == 128 + signal.SIGTERM, f"the worker did not end on SIGTERM (exit {returncode}): the pool would hang"
+
+
 # Settings and the result cache --------------------------------------------------------------------------------
 
 MEMORY_HOG = ("def weighted_average(weights, values):\n"
