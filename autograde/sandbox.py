@@ -56,10 +56,10 @@ import os
 import resource
 import shutil
 import signal
-import time
 import subprocess
 import sys
 import sysconfig
+import time
 from pathlib import Path
 
 # System directories the kernel may read; missing ones are skipped.
