@@ -428,8 +428,8 @@ _compare_with_torch(norm_first=False, with_masks=False)
 ### END HIDDEN TESTS
 
 # %% nbgrader={"grade": true, "grade_id": "test_TransformerBlock_masks", "locked": true, "points": 1, "schema_version": 3, "solution": false}
-# Hidden tests: the mask reaches attention as given: with causal (T, T) and per-item (B, T, T) masks, equal to
-# nn.TransformerEncoderLayer (torch's layer is given the opposite mask, its polarity), pre-norm and post-norm.
+# Hidden tests: with causal (T, T) and per-item (B, T, T) masks, equal to nn.TransformerEncoderLayer, pre- and post-norm.
+# (torch's layer is given the opposite mask, its polarity.)
 # A norm placement that is wrong without a mask costs its points in its own cell: that variant is checked here only
 # for what a mask decides, that a position's output does not depend on the keys it may not attend to.
 ### BEGIN HIDDEN TESTS
