@@ -55,3 +55,18 @@ def test_nothing_edits_sys_path():
     assert len(files) > 30
     found = [p for p in files if edits.search((REPO / p).read_text())]
     assert not found, f"sys.path edited in {found}"
+
+
+def notation_table(path):
+    """The rows of the notation table under the '## Notation' heading of a Markdown file."""
+    text = path.read_text(encoding="utf-8")
+    assert "## Notation" in text, f"{path.name} has no '## Notation' section"
+    section = text.split("## Notation", 1)[1].split("\n## ", 1)[0]
+    return [line for line in section.splitlines() if line.startswith("|")]
+
+
+def test_the_book_and_the_design_show_one_notation_table():
+    book, design = notation_table(REPO / "intro.md"), notation_table(REPO / "DESIGN.md")
+    assert len(book) > 10, "the book's first page has no notation table"
+    missing = [row for row in design if row not in book] + [row for row in book if row not in design]
+    assert not missing, "intro.md and DESIGN.md disagree on these notation rows:\n" + "\n".join(missing)
