@@ -1,0 +1,49 @@
+"""What an executed book page computed: the values it glued into its prose and the text it printed.
+
+A page states a measured number in its prose with myst-nb's `glue` (`glue("name", value, display=False)` in a
+code cell, `` {glue:text}`name:.2f` `` in the text), so the number a reader sees is the one the code printed.
+The tests of `tests/test_book.py` read those values back from the build's execution cache and check that the
+claims the prose and the captions make about them hold.
+"""
+import ast
+
+from jupyter_cache import get_cache
+
+from autograde.course import REPO
+
+CACHE = REPO / "_build" / ".jupyter_cache"
+
+
+def executed_page(assignment):
+    """The executed notebook of `book/<assignment>.md` as the last book build left it in its cache.
+
+    Call it only after the `book` fixture has built the book; a page whose source changed since is not in the
+    cache, which is an error rather than a silent read of stale numbers.
+    """
+    cache = get_cache(str(CACHE))
+    record = cache.get_cached_project_nb(str(REPO / "book" / f"{assignment}.md"))
+    assert record is not None, f"book/{assignment}.md has no executed copy in {CACHE} that matches its source"
+    return cache.get_cache_bundle(record.pk).nb
+
+
+def glued(assignment):
+    """{name: value} of every value the page glued; numbers, tuples, lists and dicts come back as Python values."""
+    values = {}
+    for cell in executed_page(assignment).cells:
+        for output in cell.get("outputs", []):
+            scrap = output.get("metadata", {}).get("scrapbook")
+            if not scrap:
+                continue
+            text = output["data"].get(scrap.get("mime_prefix", "") + "text/plain", "")
+            try:
+                values[scrap["name"]] = ast.literal_eval(text)
+            except (ValueError, SyntaxError):
+                values[scrap["name"]] = text
+    return values
+
+
+def printed(assignment):
+    """Everything the page's code cells printed to stdout, in order, as one string."""
+    return "".join(output.get("text", "") for cell in executed_page(assignment).cells
+                   for output in cell.get("outputs", [])
+                   if output.get("output_type") == "stream" and output.get("name") == "stdout")
