@@ -13,7 +13,7 @@
 # Bengio (2015), first in NumPy, then as a PyTorch module, and wire it into an
 # encoder–decoder that learns to reverse sequences of digits. If your
 # attention is right, the decoder learns where to look: output position $t$
-# attends to source position $L - 1 - t$.
+# of a sequence of length $n$ attends to source position $n - 1 - t$.
 #
 # | # | you build | points |
 # |---|---|---|
@@ -169,17 +169,18 @@ def retry_with_reference(check, references):
 # %% [markdown] nbgrader={"grade": false, "grade_id": "additive_md", "locked": true, "schema_version": 3, "solution": false}
 # ## 1. The additive score (3 points)
 #
-# Bahdanau et al. score a query $\mathbf{q}_i \in \mathbb{R}^{d_q}$ against a
-# key $\mathbf{k}_j \in \mathbb{R}^{d_k}$ with a one-hidden-layer network:
+# Bahdanau et al. score a query $\mathbf{q}_i \in \mathbb{R}^{1 \times d_q}$ against a
+# key $\mathbf{k}_j \in \mathbb{R}^{1 \times d_k}$ (vectors are rows) with a
+# network with one hidden layer of width $d_a$:
 #
-# $$S_{ij} = \tanh\!\left(\mathbf{q}_i W_q + \mathbf{k}_j W_k\right) \cdot \mathbf{w}_v ,$$
+# $$s_{ij} = \tanh\!\left(\mathbf{q}_i W_q + \mathbf{k}_j W_k\right) \cdot \mathbf{w}_v ,$$
 #
-# with $W_q \in \mathbb{R}^{d_q \times h}$, $W_k \in \mathbb{R}^{d_k \times h}$
-# and $\mathbf{w}_v \in \mathbb{R}^{h}$. Queries and keys may have different
+# with $W_q \in \mathbb{R}^{d_q \times d_a}$, $W_k \in \mathbb{R}^{d_k \times d_a}$
+# and $\mathbf{w}_v \in \mathbb{R}^{d_a}$. Queries and keys may have different
 # sizes. Write `additive_scores(queries, keys, W_q, W_k, w_v)` for queries
 # `(m, d_q)` and keys `(n, d_k)`, returning the `(m, n)` score matrix without
 # Python loops. Hint: `(queries @ W_q)[:, None, :] + (keys @ W_k)[None, :, :]`
-# has shape `(m, n, h)`.
+# has shape `(m, n, d_a)`.
 
 # %% nbgrader={"grade": false, "grade_id": "additive_scores", "locked": false, "schema_version": 3, "solution": true}
 def additive_scores(queries, keys, W_q, W_k, w_v):
@@ -280,7 +281,8 @@ expect_close(got, [[1.0, 0.0], [1.0, 0.0]], "masked_softmax with a mask of shape
 # %% [markdown] nbgrader={"grade": false, "grade_id": "module_md", "locked": true, "schema_version": 3, "solution": false}
 # ## 3. Additive attention as a PyTorch module (4 points)
 #
-# Complete `AdditiveAttention(query_dim, key_dim, hidden_dim)`. Its constructor
+# Complete `AdditiveAttention(query_dim, key_dim, hidden_dim)`, where
+# `hidden_dim` is the hidden width $d_a$ of exercise 1. Its constructor
 # is given and creates exactly these parameters (the names matter: the grader
 # loads weights into them):
 #
@@ -447,7 +449,14 @@ for dtype in (torch.float32, torch.float64):
 #
 # - `Encoder`: embeddings and a bidirectional GRU; it returns one state per
 #   source position, `encoder_outputs (B, n, HIDDEN)`, and an initial decoder
-#   state `(B, HIDDEN)`;
+#   state `(B, HIDDEN)`. It is kept simple: its GRU runs over the padding too
+#   (it does not pack the sequences), so the encoder states of a short
+#   sequence depend a little on how much padding its batch has, and the
+#   backward direction starts from the padding. Your attention mask still keeps
+#   the padding positions themselves out of the context. The book's chapter 2
+#   packs its sequences (`nn.utils.rnn.pack_padded_sequence`) so that no state
+#   reads the padding; this notebook's grading was calibrated with the simple
+#   encoder, so it stays as it is;
 # - `Decoder`: at each output step $t$ it updates its GRU state
 #   $\mathbf{s}_t$, then asks `decoder_attention(self.attention, s_t, encoder_outputs, source_mask)`
 #   for a context vector, and predicts the next digit from $[\mathbf{s}_t; \text{context}]$;
