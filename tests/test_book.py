@@ -257,3 +257,112 @@ def test_other_framework_forms_are_answers(assignment, name):
 def test_page_shows_no_answer_in_any_form(page):
     leaks = page_leaks(page)
     assert not leaks, f"{page.name} shows answers of the exercises:\n" + "\n".join(str(leak) for leak in leaks)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Chapters 1 and 2: the numbers the prose, the captions and the alt texts state hold on the executed pages.
+# ---------------------------------------------------------------------------------------------------------------
+from tests.support.claims import glued, printed  # noqa: E402  (this section's own imports)
+
+CONTEXTS = ("attention", "summary", "none")  # chapter 2's three decoders: attention, Cho et al.'s, initial state only
+SEEDS = (0, 1)
+
+
+@pytest.mark.book
+@pytest.mark.slow
+def test_ch1_overflow_thresholds_are_the_ones_the_prose_names(book):
+    """exp overflows above 709.78 in float64, 88.72 in float32 (and bfloat16, 'float32's range'), 11.09 in float16."""
+    values = glued("01-weighted-sum")
+    for name, stated in [("float64", 709.78), ("float32", 88.72), ("bfloat16", 88.72), ("float16", 11.09)]:
+        assert round(values[f"ch1_overflow_{name}"], 2) == stated, f"{name}: {values[f'ch1_overflow_{name}']}"
+    assert values["ch1_overflow_float16"] < values["ch1_overflow_float32"] < values["ch1_overflow_float64"], (
+        "the prose says the limit comes sooner in lower precision")
+
+
+@pytest.mark.book
+@pytest.mark.slow
+def test_ch1_nadaraya_watson_fits_the_interior_and_misses_at_the_boundary(book):
+    """σ = 0.3 follows the curve inside (near the noise's 0.5) but misses more at x = 0; no estimate leaves the targets."""
+    values = glued("01-weighted-sum")
+    assert values["ch1_nw_interior_error"] < 0.75, f"interior error {values['ch1_nw_interior_error']:.2f}"
+    assert values["ch1_nw_error_at_0"] > values["ch1_nw_interior_error"], (
+        f"boundary bias: the error at x = 0 ({values['ch1_nw_error_at_0']:.2f}) should exceed the interior's")
+    ranges = re.search(r"targets from ([\d.-]+) to ([\d.-]+); estimates from ([\d.-]+) to ([\d.-]+)",
+                       printed("01-weighted-sum"))
+    assert ranges, "the page no longer prints the range of the targets and of the estimates"
+    low, high, est_low, est_high = map(float, ranges.groups())
+    assert low <= est_low and est_high <= high, f"an estimate left the targets' range: {ranges.group(0)}"
+
+
+@pytest.mark.book
+@pytest.mark.slow
+def test_ch1_attention_helps_the_smooth_signal_five_fold(book):
+    """'cuts the error about five-fold' at 'a bandwidth of about 3 positions'; alt text: 0.09 -> 0.017."""
+    values = glued("01-weighted-sum")
+    ratio = values["ch1_smooth_no_attention"] / values["ch1_smooth_best_attention"]
+    assert 4 <= ratio <= 6.5, f"the smooth signal's error falls {ratio:.1f}-fold, not about five-fold"
+    assert 2 <= values["ch1_smooth_best_bandwidth"] <= 4.5, f"best bandwidth {values['ch1_smooth_best_bandwidth']}"
+    assert round(values["ch1_smooth_no_attention"], 2) == 0.09, values["ch1_smooth_no_attention"]
+    assert round(values["ch1_smooth_best_attention"], 3) == 0.017, values["ch1_smooth_best_attention"]
+
+
+@pytest.mark.book
+@pytest.mark.slow
+def test_ch1_independent_signal_gains_about_what_shrinking_alone_gains(book):
+    """The independent signal's best bandwidth is below the spacing and gains little; shrinking each item on its
+    own and James-Stein do 'about the same' (alt text: 0.10 -> 0.093 near a bandwidth of 0.4)."""
+    values = glued("01-weighted-sum")
+    best, none = values["ch1_independent_best_attention"], values["ch1_independent_no_attention"]
+    shrunk, james_stein = values["ch1_independent_shrunk"], values["ch1_independent_james_stein"]
+    assert values["ch1_independent_best_bandwidth"] < 1, "the best bandwidth should be below the spacing of 1"
+    assert values["ch1_independent_self_weight"] > 0.9, f"self weight {values['ch1_independent_self_weight']:.2f}"
+    assert 0 < none - best < 0.02, f"the gain ({none:.3f} -> {best:.3f}) is not small"
+    assert abs(shrunk - best) < 0.005, f"shrinking alone ({shrunk:.3f}) is not about the same as attention ({best:.3f})"
+    assert abs(james_stein - shrunk) < 0.005, f"James-Stein ({james_stein:.3f}) is not about the same ({shrunk:.3f})"
+    assert best <= shrunk + 0.001, "the prose says picking the bandwidth with the true signal flatters attention"
+    assert round(none, 2) == 0.10 and round(best, 3) == 0.093, f"alt text: 0.10 and 0.093, measured {none}, {best}"
+    assert round(values["ch1_independent_best_bandwidth"], 1) == 0.4, values["ch1_independent_best_bandwidth"]
+
+
+@pytest.mark.book
+@pytest.mark.slow
+def test_ch2_baselines_are_larger_and_still_far_worse(book):
+    """'three to four times the parameters'; their loss ends 'about an order of magnitude higher', on every seed."""
+    values = glued("02-additive-attention")
+    for context in ("summary", "none"):
+        ratio = values[f"ch2_parameters_{context}"] / values["ch2_parameters_attention"]
+        assert 3 <= ratio <= 4.5, f"the {context} model has {ratio:.1f} times the attention model's parameters"
+        for seed in SEEDS:
+            attention, baseline = (values[f"ch2_final_loss_{c}_{seed}"] for c in ("attention", context))
+            assert attention < 0.1, f"seed {seed}: the attention model's final loss {attention:.3f} is not below 0.1"
+            assert baseline > 5 * attention, f"seed {seed}: {context}'s loss {baseline:.3f} vs attention's {attention:.3f}"
+
+
+@pytest.mark.book
+@pytest.mark.slow
+def test_ch2_summary_at_every_step_helps_a_little_and_attention_a_lot(book):
+    """Cho et al.'s decoder beats the initial-state-only one on each seed, and attention beats both by far,
+    most at length 16, where the baselines stay far below attention."""
+    values = glued("02-additive-attention")
+    for seed in SEEDS:
+        attention, summary, none = (values[f"ch2_accuracy_{c}_{seed}"] for c in CONTEXTS)
+        assert none < summary, f"seed {seed}: the summary at every step ({summary:.3f}) does not beat none ({none:.3f})"
+        assert summary < attention - 0.2, f"seed {seed}: attention {attention:.3f} is not far above {summary:.3f}"
+        longest = {c: values[f"ch2_accuracy_{c}_{seed}_longest"] for c in CONTEXTS}
+        assert longest["attention"] > 0.85, f"seed {seed}: attention at length 16: {longest['attention']:.2f}"
+        assert max(longest["summary"], longest["none"]) < 0.6, f"seed {seed}: baselines at length 16: {longest}"
+        for c in ("summary", "none"):
+            by_length = values[f"ch2_accuracy_{c}_{seed}_by_length"]
+            assert by_length[0] > 0.9 and by_length[-1] < by_length[0] - 0.3, (
+                f"seed {seed}, {c}: accuracy does not fall steadily with length: {by_length}")
+
+
+@pytest.mark.book
+@pytest.mark.slow
+def test_ch2_attention_holds_at_every_length_and_finds_the_alignment(book):
+    """Alt text: with attention 'above 0.85 at every length for both seeds'; the weights form the anti-diagonal."""
+    values = glued("02-additive-attention")
+    for seed in SEEDS:
+        by_length = values[f"ch2_accuracy_attention_{seed}_by_length"]
+        assert min(by_length) > 0.85, f"seed {seed}: attention's accuracy by length {by_length}"
+    assert values["ch2_aligned"] > 0.8, f"the largest weight is on the true position for {values['ch2_aligned']:.1%}"
