@@ -327,15 +327,20 @@ def test_ch1_independent_signal_gains_about_what_shrinking_alone_gains(book):
 @pytest.mark.book
 @pytest.mark.slow
 def test_ch2_baselines_are_larger_and_still_far_worse(book):
-    """'three to four times the parameters'; their loss ends 'about an order of magnitude higher', on every seed."""
+    """'three to four times the parameters'; their loss ends 'more than ten times higher' (alt text: attention's near
+    0.03, the baselines' between 0.5 and 0.8, the summary's below the initial state's), on every seed."""
     values = glued("02-additive-attention")
     for context in ("summary", "none"):
         ratio = values[f"ch2_parameters_{context}"] / values["ch2_parameters_attention"]
         assert 3 <= ratio <= 4.5, f"the {context} model has {ratio:.1f} times the attention model's parameters"
         for seed in SEEDS:
             attention, baseline = (values[f"ch2_final_loss_{c}_{seed}"] for c in ("attention", context))
-            assert attention < 0.1, f"seed {seed}: the attention model's final loss {attention:.3f} is not below 0.1"
-            assert baseline > 5 * attention, f"seed {seed}: {context}'s loss {baseline:.3f} vs attention's {attention:.3f}"
+            assert 0.02 <= attention <= 0.045, f"seed {seed}: the attention model's final loss {attention:.3f}"
+            assert 0.5 <= baseline <= 0.8, f"seed {seed}: the {context} model's final loss {baseline:.3f}"
+            assert baseline > 10 * attention, f"seed {seed}: {context}'s loss {baseline:.3f} vs attention's {attention:.3f}"
+    for seed in SEEDS:
+        summary, none = values[f"ch2_final_loss_summary_{seed}"], values[f"ch2_final_loss_none_{seed}"]
+        assert summary < none, f"seed {seed}: the summary's final loss {summary:.3f} is not below none's {none:.3f}"
 
 
 @pytest.mark.book
@@ -365,4 +370,5 @@ def test_ch2_attention_holds_at_every_length_and_finds_the_alignment(book):
     for seed in SEEDS:
         by_length = values[f"ch2_accuracy_attention_{seed}_by_length"]
         assert min(by_length) > 0.85, f"seed {seed}: attention's accuracy by length {by_length}"
+        assert min(by_length[:8]) > 0.95, f"seed {seed}: not 'near 1 up to about length 10': {by_length[:8]}"
     assert values["ch2_aligned"] > 0.8, f"the largest weight is on the true position for {values['ch2_aligned']:.1%}"
