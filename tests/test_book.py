@@ -355,7 +355,8 @@ def test_ch2_summary_at_every_step_helps_a_little_and_attention_a_lot(book):
         assert summary < attention - 0.2, f"seed {seed}: attention {attention:.3f} is not far above {summary:.3f}"
         longest = {c: values[f"ch2_accuracy_{c}_{seed}_longest"] for c in CONTEXTS}
         assert longest["attention"] > 0.85, f"seed {seed}: attention at length 16: {longest['attention']:.2f}"
-        assert max(longest["summary"], longest["none"]) < 0.6, f"seed {seed}: baselines at length 16: {longest}"
+        assert all(0.3 <= longest[c] <= 0.5 for c in ("summary", "none")), (
+            f"seed {seed}: the baselines are not 'near 0.4 at length 16': {longest}")
         for c in ("summary", "none"):
             by_length = values[f"ch2_accuracy_{c}_{seed}_by_length"]
             assert by_length[0] > 0.9 and by_length[-1] < by_length[0] - 0.3, (
