@@ -459,7 +459,7 @@ for dtype in (torch.float32, torch.float64):
 #   encoder, so it stays as it is;
 # - `Decoder`: at each output step $t$ it updates its GRU state
 #   $\mathbf{s}_t$, then asks `decoder_attention(self.attention, s_t, encoder_outputs, source_mask)`
-#   for a context vector, and predicts the next digit from $[\mathbf{s}_t; \text{context}]$;
+#   for a context vector, and predicts the next digit from $[\mathbf{s}_t, \text{context}]$;
 # - `train_reversal(build_model)` seeds PyTorch, calls `build_model()` and
 #   trains the model for 400 steps with Adam and gradient clipping (a few
 #   seconds); `evaluate_reversal(model)`
