@@ -373,3 +373,26 @@ def test_ch2_attention_holds_at_every_length_and_finds_the_alignment(book):
         assert min(by_length) > 0.85, f"seed {seed}: attention's accuracy by length {by_length}"
         assert min(by_length[:8]) > 0.95, f"seed {seed}: not 'near 1 up to about length 10': {by_length[:8]}"
     assert values["ch2_aligned"] > 0.8, f"the largest weight is on the true position for {values['ch2_aligned']:.1%}"
+
+
+def test_ch2_notebook_encoder_reads_the_padding_as_its_text_says():
+    """Exercise 2.4's text: the given Encoder runs its GRU over the padding, so a short sequence's encoder states
+    depend on how much padding its batch has (the book's packed encoder does not: see the next test)."""
+    reference = load_reference("02-additive-attention", skip=("training_run",))
+    torch.manual_seed(0)
+    encoder, pad = reference["Encoder"](), reference["PAD"]
+    digits = torch.tensor([[3, 1, 4]])
+    with torch.no_grad():
+        short, _ = encoder(torch.cat([digits, torch.full((1, 2), pad)], 1))
+        long, _ = encoder(torch.cat([digits, torch.full((1, 5), pad)], 1))
+    difference = (short[0, :3] - long[0, :3]).abs().max().item()
+    assert difference > 1e-4, f"the given Encoder's states do not depend on the padding ({difference:.1e}): fix the text"
+
+
+@pytest.mark.book
+@pytest.mark.slow
+def test_ch2_book_model_does_not_depend_on_the_padding(book):
+    """'a sequence's output does not depend on how much padding its batch needed': the printed difference is 0."""
+    found = re.search(r"largest difference in the logits: ([\d.e+-]+)", printed("02-additive-attention"))
+    assert found, "the page no longer prints the padding check"
+    assert float(found.group(1)) < 1e-6, f"the packed model's logits depend on the padding: {found.group(1)}"
