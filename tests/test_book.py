@@ -396,3 +396,139 @@ def test_ch2_book_model_does_not_depend_on_the_padding(book):
     found = re.search(r"largest difference in the logits: ([\d.e+-]+)", printed("02-additive-attention"))
     assert found, "the page no longer prints the padding check"
     assert float(found.group(1)) < 1e-6, f"the packed model's logits depend on the padding: {found.group(1)}"
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Chapters 3 and 4: the claims their prose and captions make about what the pages computed.
+# ---------------------------------------------------------------------------------------------------------------
+
+@pytest.mark.book
+@pytest.mark.slow
+def test_ch3_multihead_attention_returns_nan_or_its_bias_by_code_path(book):
+    """Chapter 3: a query with no allowed key gets `nan` from MultiheadAttention's need_weights=True path and from
+    its eval fast path, but the output bias (zeros through out_proj) from need_weights=False otherwise, while
+    F.scaled_dot_product_attention returns zeros."""
+    from tests.support.claims import glued, printed
+    paths = glued("03-self-attention")["ch3_mha_paths"]
+    assert paths["training, need_weights=True (default)"] == "nan", paths
+    assert paths["training, need_weights=False"] == "out_proj.bias", paths
+    assert paths["eval, autograd on, need_weights=False"] == "out_proj.bias", paths
+    assert paths["eval under no_grad, need_weights=False (fast path)"] == "nan", paths
+    assert paths["eval under no_grad, need_weights=True (fast path)"] == "nan", paths
+    assert "output of the last query: [0.0, 0.0, 0.0, 0.0]" in printed("03-self-attention"), \
+        "F.scaled_dot_product_attention no longer returns zeros for a query with no allowed key"
+
+
+@pytest.mark.book
+@pytest.mark.slow
+def test_ch3_encoding_dot_product_is_even_in_the_offset_and_the_rotation_is_not(book):
+    """Chapter 3: PE_p PE_(p+delta)^T is the same for delta and -delta; (PE_p R_-1) PE_(p+delta)^T peaks at -1."""
+    from tests.support.claims import glued
+    values = glued("03-self-attention")
+    assert values["ch3_pe_even_gap"] < 1e-9, f"PE dot product not even in the offset: {values['ch3_pe_even_gap']}"
+    plain, rotated = values["ch3_pe_plain"], values["ch3_pe_rotated"]
+    assert abs(plain[-1] - plain[1]) < 1e-9, plain
+    assert max(rotated, key=rotated.get) == -1, f"the rotated query does not pick the previous position: {rotated}"
+    assert values["ch3_pe_rotated_prev"] - values["ch3_pe_rotated_next"] > 1, \
+        "the text says the rotated query tells the previous position from the next; the scores are too close"
+
+
+@pytest.mark.book
+@pytest.mark.slow
+def test_ch3_scaling_claims_hold_on_the_measurement(book):
+    """Chapter 3: at d_k = 64 unscaled softmax is nearly one-hot; fig-scaling's caption and alt text: the largest
+    weight rises from about 0.45 to 0.97 and the gradient falls about tenfold without the scale, both stay put
+    with it."""
+    from tests.support.claims import glued
+    values = glued("03-self-attention")
+    assert values["ch3_unscaled_max_at_64"] > 0.8, values["ch3_unscaled_max_at_64"]
+    results = values["ch3_scaling_results"]
+    unscaled, scaled = results["unscaled"], results["scaled by 1/√d_k"]
+    assert round(unscaled["max_weight"][0], 2) == 0.45 and round(unscaled["max_weight"][-1], 2) == 0.97, unscaled
+    assert 7 < unscaled["grad_norm"][0] / unscaled["grad_norm"][-1] < 14, "not 'about tenfold'"
+    assert max(scaled["max_weight"]) - min(scaled["max_weight"]) < 0.05, scaled
+    assert max(scaled["grad_norm"]) / min(scaled["grad_norm"]) < 1.1, scaled
+
+
+@pytest.mark.book
+@pytest.mark.slow
+def test_ch3_sqrt_d_model_suits_variance_1_over_d_model_not_nn_embedding(book):
+    """Chapter 3: embeddings of variance 1/d_model have length about 1 and the factor brings them to the
+    encodings' scale; nn.Embedding's N(0, 1) rows times sqrt(d_model) reach d_model and drown the encodings."""
+    from tests.support.claims import glued
+    lengths = glued("03-self-attention")["ch3_lengths"]
+    encoding = lengths["encoding"]
+    assert abs(lengths["embedding, variance 1/d_model"] - 1) < 0.05, lengths
+    assert 0.5 < lengths["the same times sqrt(d_model)"] / encoding < 2, lengths
+    assert abs(lengths["nn.Embedding times sqrt(d_model)"] / 512 - 1) < 0.05, lengths
+    assert lengths["nn.Embedding times sqrt(d_model)"] > 20 * encoding, lengths
+
+
+@pytest.mark.book
+@pytest.mark.slow
+def test_ch3_positional_head_is_as_the_caption_says(book):
+    """Chapter 3, fig-heads: from 'cat' on each token puts 0.95 or more on the one before; 'gray' puts 0.64 on
+    'The' and 0.34 on 'mat'; 'The' attends to position 5; the weight ratio in the prose is e^(score gap)."""
+    from tests.support.claims import glued
+    values = glued("03-self-attention")
+    weights = np.array(values["ch3_head1_weights"])
+    assert all(weights[i, i - 1] >= 0.95 for i in range(2, 7)), weights.round(2)
+    assert round(weights[1, 0], 2) == 0.64 and round(weights[1, 6], 2) == 0.34, weights[1].round(2)
+    assert weights[0].argmax() == 5, weights[0].round(2)
+    assert values["ch3_pe_self_match"] == pytest.approx(3.0)
+    assert values["ch3_pe_weight_ratio"] == pytest.approx(np.exp(values["ch3_pe_score_gap"]))
+
+
+@pytest.mark.book
+@pytest.mark.slow
+def test_ch4_full_attention_memory_claims(book):
+    """Chapter 4: the peak is about three score matrices; fig-full-cost: 1 GiB fits about 44,000 keys, a million
+    keys need over 20 GiB, and m = n = 10^6 over 20 TiB."""
+    from tests.support.claims import glued
+    values = glued("04-long-sequences")
+    assert 2.5 < values["ch4_peak_over_scores"] < 3.5, values["ch4_peak_over_scores"]
+    assert 40_000 < values["ch4_keys_in_1gib"] < 48_000, values["ch4_keys_in_1gib"]
+    assert values["ch4_extrapolated_gib"] > 20
+    assert values["ch4_extrapolated_gib"] * 1e6 / 1024 / 1024 > 20, "m = n = 10^6 no longer needs over 20 TiB"
+
+
+@pytest.mark.book
+@pytest.mark.slow
+def test_ch4_streaming_memory_grows_with_the_chunk_not_with_n(book):
+    """Chapter 4, fig-chunks: the peak beyond the inputs grows with the chunk size, like m x chunk, and stays far
+    below the 7.6 GiB of the full score matrix."""
+    from tests.support.claims import glued
+    cost = glued("04-long-sequences")["ch4_stream_cost"]
+    chunks = sorted(cost)
+    peaks = [cost[c]["peak_mib"] for c in chunks]
+    assert all(later > 3 * earlier for earlier, later in zip(peaks, peaks[1:])), peaks
+    for c in chunks:
+        block = 1024 * c * 8 / 2**20
+        assert block <= cost[c]["peak_mib"] < 6 * block, (c, cost[c], block)
+    assert max(peaks) < 7.6 * 1024 / 10
+
+
+@pytest.mark.book
+@pytest.mark.slow
+def test_ch4_kv_cache_saves_one_to_two_orders_of_magnitude(book):
+    """Chapter 4, fig-kv-cache: without the cache the time per token grows with the position and is one to two
+    orders of magnitude above the cached time."""
+    from tests.support.claims import glued
+    seconds = glued("04-long-sequences")["ch4_kv_seconds"]
+    positions = sorted(seconds)
+    ratios = [seconds[t]["without"] / seconds[t]["with"] for t in positions]
+    assert all(10 <= r < 10**2.5 for r in ratios), f"not one to two orders of magnitude: {ratios}"
+    assert seconds[positions[-1]]["without"] > 5 * seconds[positions[0]]["without"], seconds
+
+
+@pytest.mark.book
+@pytest.mark.slow
+def test_ch4_the_cache_outgrows_the_weights_only_beyond_the_crossover(book):
+    """Chapter 4: with 32 key-value heads the cache outgrows the weights beyond about 25,000 cached tokens (so a
+    batch of eight 4096-token sequences passes it); grouped-query attention with 8 pushes it several times
+    further."""
+    from tests.support.claims import glued
+    crossover = glued("04-long-sequences")["ch4_cache_crossover"]
+    assert 20_000 < crossover[32] < 30_000, crossover
+    assert 8 * 4096 > crossover[32], "the batch example no longer passes the crossover"
+    assert crossover[8] > 3 * crossover[32] and crossover[1] > crossover[8], crossover
