@@ -343,3 +343,13 @@ def test_ch5_cached_generation_gives_the_same_digits_faster(book):
     values = _chapter_5_glued()
     assert set(values["ch5_cache_differing"].values()) == {0}, values["ch5_cache_differing"]
     assert values["ch5_cache_speedup"] > 1.5, f"the cache is only {values['ch5_cache_speedup']:.2f} times faster"
+
+
+@pytest.mark.book
+@pytest.mark.slow
+def test_ch5_reversal_figure_gru_below_at_most_lengths(book):
+    """fig-reversal-accuracy's alt text: the GRU model lies below the transformer at most lengths (mean of seeds)."""
+    by_length = _chapter_5_glued()["ch5_reversal_by_length"]
+    below = sum(gru < transformer for gru, transformer in zip(by_length["gru"], by_length["transformer"]))
+    assert below >= 0.7 * len(by_length["gru"]), f"the GRU model is below at only {below} lengths: {by_length}"
+    assert min(by_length["gru"][:3] + by_length["transformer"][:3]) > 0.97, f"not near 1 at lengths 3-5: {by_length}"
