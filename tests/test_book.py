@@ -294,8 +294,11 @@ def test_ch5_fully_masked_query_gives_nan_in_eval_only_and_it_spreads(book):
     """The page says: zeros in training mode, nan in eval mode under no_grad, and two layers spread it to every
     position."""
     nan_rows = _chapter_5_glued()["ch5_nan_rows"]
-    assert not any(nan_rows["train"]), f"training mode gave nan at {nan_rows['train']}"
-    assert all(nan_rows["eval"]), f"eval mode did not turn every position into nan: {nan_rows['eval']}"
+    for run in ("train, 1 layer", "train, 2 layers"):
+        assert not any(nan_rows[run]), f"{run}: nan at {nan_rows[run]}"
+    assert nan_rows["eval, 1 layer"] == [True, True, False, False, False], (
+        f"eval mode, after one layer, nan should be at the two padded positions only: {nan_rows['eval, 1 layer']}")
+    assert all(nan_rows["eval, 2 layers"]), f"eval mode, two layers: not every position is nan: {nan_rows}"
 
 
 @pytest.mark.book
