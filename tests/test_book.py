@@ -532,3 +532,102 @@ def test_ch4_the_cache_outgrows_the_weights_only_beyond_the_crossover(book):
     assert 20_000 < crossover[32] < 30_000, crossover
     assert 8 * 4096 > crossover[32], "the batch example no longer passes the crossover"
     assert crossover[8] > 3 * crossover[32] and crossover[1] > crossover[8], crossover
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Chapter 5, encoder-decoder: the claims of "Encoder, decoder and cross-attention" and "Reversal, with
+# cross-attention" hold on the values the executed page glued.
+# ---------------------------------------------------------------------------------------------------------------
+
+def _chapter_5_glued():
+    """The values book/05-transformer.md glued, from the book build's execution cache."""
+    from tests.support.claims import glued
+
+    return glued("05-transformer")
+
+
+@pytest.mark.book
+@pytest.mark.slow
+def test_ch5_target_padding_mask_matters_only_off_the_right(book):
+    """With right padding the causal mask already hides the padded keys; with left padding it does not; the
+    source padding mask is always needed."""
+    values = _chapter_5_glued()
+    change = values["ch5_mask_change"]
+    assert values["ch5_target_mask_idle"] is True, (
+        "with right padding the decoder's outputs at real positions are not identical with and without the "
+        "target padding mask, as the page says")
+    for run in ("every mask, target padded right", "every mask, target padded left",
+                "no target padding mask, padded right"):
+        assert change[run] < 1e-5, f"'{run}': the real outputs differ from the unpadded run by {change[run]:.2e}"
+    for run in ("no target padding mask, padded left", "no source padding mask"):
+        assert change[run] > 0.1, f"'{run}': dropping the mask moves the real outputs by only {change[run]:.2e}"
+
+
+@pytest.mark.book
+@pytest.mark.slow
+def test_ch5_fully_masked_query_gives_nan_in_eval_only_and_it_spreads(book):
+    """The page says: zeros in training mode, nan in eval mode under no_grad, and two layers spread it to every
+    position."""
+    nan_rows = _chapter_5_glued()["ch5_nan_rows"]
+    for run in ("train, 1 layer", "train, 2 layers"):
+        assert not any(nan_rows[run]), f"{run}: nan at {nan_rows[run]}"
+    assert nan_rows["eval, 1 layer"] == [True, True, False, False, False], (
+        f"eval mode, after one layer, nan should be at the two padded positions only: {nan_rows['eval, 1 layer']}")
+    assert all(nan_rows["eval, 2 layers"]), f"eval mode, two layers: not every position is nan: {nan_rows}"
+
+
+@pytest.mark.book
+@pytest.mark.slow
+def test_ch5_reversal_parameter_counts(book):
+    """The counts the page prints: the transformer's 44,172 (issue 20's count), chapter 2's model's 26,124."""
+    values = _chapter_5_glued()
+    assert values["ch5_parameters_transformer"] == 44_172, values["ch5_parameters_transformer"]
+    assert values["ch5_parameters_gru"] == 26_124, values["ch5_parameters_gru"]
+
+
+@pytest.mark.book
+@pytest.mark.slow
+def test_ch5_transformer_a_little_ahead_overall_and_even_at_length_16(book):
+    """The prose: the transformer is a little ahead overall with both seeds; at length 16 the two are about even."""
+    values = _chapter_5_glued()
+    for seed in (0, 1):
+        transformer, gru = (values[f"ch5_reversal_accuracy_{m}_{seed}"] for m in ("transformer", "gru"))
+        assert 0 < transformer - gru < 0.1, f"seed {seed}: transformer {transformer:.3f}, GRU {gru:.3f}"
+        at_16 = [values[f"ch5_reversal_accuracy16_{m}_{seed}"] for m in ("transformer", "gru")]
+        assert abs(at_16[0] - at_16[1]) <= 0.03, f"seed {seed}: at length 16, transformer and GRU {at_16}"
+
+
+@pytest.mark.book
+@pytest.mark.slow
+def test_ch5_cross_attention_layer_2_aligns_layer_1_reads_the_length(book):
+    """Layer 2's heads several times chance on the copied position, layer 1's near chance and mostly on the last
+    source digit, and the length readable from the decoder's stream after layer 1's cross-attention only."""
+    values = _chapter_5_glued()
+    chance, hits, on_last = values["ch5_hit_chance"], values["ch5_hits"], values["ch5_on_last"]
+    for seed in (0, 1):
+        layer_1, layer_2 = hits[f"{seed},0"], hits[f"{seed},1"]
+        assert min(layer_2) > 3 * chance, f"seed {seed}: layer 2's hits {layer_2}, chance {chance:.3f}"
+        assert max(layer_1) < 2 * chance, f"seed {seed}: layer 1's hits {layer_1} are not near chance {chance:.3f}"
+        assert all(last > hit for last, hit in zip(on_last[f"{seed},0"], layer_1)) and min(on_last[f"{seed},0"]) > 0.3, (
+            f"seed {seed}: layer 1's largest weight is not mostly on the last digit: {on_last[f'{seed},0']}")
+    read = values["ch5_length_read"]
+    for seed in (0, 1):
+        assert read[f"{seed},before"] < 0.5 < 0.8 < read[f"{seed},after"], f"seed {seed}: R^2 of L {read}"
+
+
+@pytest.mark.book
+@pytest.mark.slow
+def test_ch5_cached_generation_gives_the_same_digits_faster(book):
+    values = _chapter_5_glued()
+    assert set(values["ch5_cache_differing"].values()) == {0}, values["ch5_cache_differing"]
+    assert values["ch5_cache_speedup"] > 1.5, f"the cache is only {values['ch5_cache_speedup']:.2f} times faster"
+
+
+@pytest.mark.book
+@pytest.mark.slow
+def test_ch5_reversal_figure_gru_below_at_most_lengths(book):
+    """fig-reversal-accuracy's alt text: the GRU model lies below the transformer at most lengths (mean of seeds)."""
+    by_length = _chapter_5_glued()["ch5_reversal_by_length"]
+    below = sum(gru < transformer for gru, transformer in zip(by_length["gru"], by_length["transformer"]))
+    assert below >= 0.7 * len(by_length["gru"]), f"the GRU model is below at only {below} lengths: {by_length}"
+    assert min(by_length["gru"][:3] + by_length["transformer"][:3]) > 0.97, f"not near 1 at lengths 3-5: {by_length}"
