@@ -301,17 +301,21 @@ def test_ch5_previous_token_head_stops_by_position_not_by_block(book):
 @pytest.mark.book
 @pytest.mark.slow
 def test_ch5_ablations_show_the_circuit_is_causal(book):
-    """The prose and fig-induction-ablation: removing the previous-token head or both layer-2 heads makes the loss worse
-    than a uniform guess in every seed; the control head leaves it low; the induction head alone raises it, a little."""
+    """The prose and fig-induction-ablation: removing the previous-token head makes the loss about a uniform guess or
+    worse, removing both layer-2 heads worse than one, in every seed; the control head leaves it low; the induction
+    head alone raises it, a little."""
     g = ch5_values()
     ablation = g["ch5_ablation"]
     uniform = np.log(24)
     nothing = np.array(ablation["nothing"])
     assert len(nothing) == 3 and nothing.max() < 0.3, f"the trained models' loss is not near zero: {nothing}"
-    for name in ("previous-token head (layer 1)", "both layer-2 heads"):
-        assert min(ablation[name]) > uniform, f"removing the {name} leaves the loss at {ablation[name]}, below log 24"
-    control = np.array(ablation["control: other layer-1 head"])
+    both = np.array(ablation["both layer-2 heads"])
+    assert both.min() > uniform, f"removing both layer-2 heads leaves the loss at {both}, below log 24"
     previous = np.array(ablation["previous-token head (layer 1)"])
+    # The prose: "about a uniform guess or worse"; the alt text: 2.9 in one seed, 5 to 6 in the others.
+    assert previous.min() > 0.85 * uniform and np.sort(previous)[1] > 5.0, (
+        f"removing the previous-token head leaves the loss at {previous}: not about log 24 ({uniform:.2f}) or worse")
+    control = np.array(ablation["control: other layer-1 head"])
     assert control.max() < 0.5 and np.all(control < previous / 10), (
         f"removing the control head raises the loss to {control}, not small beside the previous-token head's {previous}")
     induction = np.array(ablation["induction head (layer 2)"])
@@ -319,7 +323,8 @@ def test_ch5_ablations_show_the_circuit_is_causal(book):
         f"removing the induction head alone gives {induction} (without: {nothing}): the prose says a modest rise")
     second_best = [sorted(scores)[0] for scores in g["ch5_layer2_scores"].values()]
     assert min(second_best) > 0.8, f"the prose says both layer-2 heads follow the induction pattern: {g['ch5_layer2_scores']}"
-    assert g["ch5_ablate_previous_min"] == min(previous) and g["ch5_ablate_control_max"] == max(control)
+    assert g["ch5_ablate_previous_min"] == min(previous) and g["ch5_ablate_previous_max"] == max(previous)
+    assert g["ch5_ablate_control_max"] == max(control)
 
 
 @pytest.mark.book
