@@ -12,9 +12,9 @@
 # In this notebook you build a small transformer in PyTorch and look inside
 # it: rotary position embeddings, the transformer block (checked against
 # `torch.nn.TransformerEncoderLayer`), a function that finds *induction heads*
-# (Olsson et al., 2022) in attention maps, a tiny GPT that you train on
-# repeated random sequences until it grows one, and a measurement of where
-# attention's $n^2$ cost overtakes the feed-forward layer.
+# (Elhage et al., 2021; Olsson et al., 2022) in attention maps, a tiny GPT
+# that you train on repeated random sequences until it grows one, and a
+# measurement of where attention's $n^2$ cost overtakes the feed-forward layer.
 #
 # | # | you build | points |
 # |---|---|---|
@@ -944,14 +944,16 @@ _check_final_norm()
 # unpredictable; every later token is predictable from the context alone: find
 # the earlier occurrence of the current token and copy the token that followed
 # it. A two-layer transformer can learn this with two heads working together
-# (Olsson et al., 2022): a *previous-token head* in layer 1 copies into each
-# position which token came before it, and an *induction head* in layer 2
+# (Elhage et al., 2021, who named them; Olsson et al., 2022): a
+# *previous-token head* in layer 1 copies into each position which token came
+# before it, and an *induction head* in layer 2
 # attends from the current token to the position right after its earlier
 # occurrence.
 #
 # `train_induction(model)` trains for 400 steps with AdamW on the loss of the
 # predictable tokens (about 2 seconds); `evaluate_induction(model)` measures,
-# on 256 fresh sequences whose block occurs exactly twice (period 8 to 14), the
+# on 256 fresh sequences with a block of 8 to 14 tokens (so that, in the 16
+# tokens the model reads, every repeated token occurs exactly once before), the
 # loss and accuracy on the repeated tokens and returns the attention maps. The
 # grader does the same with a fixed seed, and expects a loss on the repeated
 # tokens below 1.0 and some head that puts on average at least 0.6 of its
