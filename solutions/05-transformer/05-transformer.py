@@ -33,11 +33,12 @@
 # `evaluate_induction`: use them, but do not define anything else under these
 # names (the grader puts the given ones back before every test).
 #
-# **How it is graded.** The visible tests after each exercise check shapes and
-# one worked example, a small input whose right answer the test states and
-# computes on its own; run them. Grading adds hidden tests to the cells marked
-# *hidden tests*: properties checked on many random inputs (with the
-# `hypothesis` library), batch and head axes, agreement with PyTorch's
+# **How it is graded.** The visible tests after each exercise check shapes
+# and, in exercises 1 to 4, one worked example: a small input whose right
+# answer the test states and computes on its own. Run them. Grading adds
+# hidden tests to the cells marked *hidden tests*: properties checked on many
+# random inputs (with the `hypothesis` library), batch and head axes,
+# agreement with PyTorch's
 # `nn.TransformerEncoderLayer` and with a complex-number computation, and
 # attention maps with planted heads. Exercise 4 is graded by training your
 # `TinyGPT` for 400 steps with the given `train_induction`, as the cell
@@ -53,11 +54,11 @@
 #
 # **Tolerances.** The tests compare numbers entry by entry, with an absolute
 # and a relative tolerance set by the dtype of your answer: `1e-5` for float64
-# answers and `1e-4` for float32 ones (PyTorch's default dtype, whose rounding
-# errors add up to about that in a chain of products). A float64 answer that
-# passes through a float32 step (for example RoPE angles computed from
-# `torch.arange(0, d, 2) / d`, which is float32) stays well within `1e-5` on
-# the tests' inputs. Counts of operations (exercise 5) must be exact.
+# answers and `1e-4` for float32 ones (PyTorch's default dtype, about seven
+# significant digits, which a chain of products rounds further). A float64
+# answer that passes through a float32 step (for example RoPE angles computed
+# from `torch.arange(0, d, 2) / d`, which is float32) stays well within `1e-5`
+# on the tests' inputs. Counts of operations (exercise 5) must be exact.
 #
 # The book refers to exercise N of this notebook as exercise 5.N. The whole
 # notebook, training included, runs in about 10 seconds on one CPU core.
