@@ -693,10 +693,11 @@ _check_planted_heads()
 #   never sees a later token;
 # - a final `nn.LayerNorm(d_model)` and an output layer
 #   `nn.Linear(d_model, vocab_size)` that gives the logits. Give the output
-#   layer its own weight matrix; do not reuse the token embedding's (GPT-2
-#   does, "weight tying", but with PyTorch's default embeddings, drawn from
-#   N(0, 1), a tied TinyGPT did not learn this task in 1000 steps). Keep
-#   PyTorch's default initialisation.
+#   layer its own weight matrix; do not reuse the token embedding's. GPT-2
+#   does reuse it ("weight tying"), but with PyTorch's default embeddings,
+#   drawn from N(0, 1), a tied TinyGPT trained for 1000 steps still has a loss
+#   of about 2 on the repeated tokens (3 seeds), where an untied one gets
+#   below 0.05. Keep PyTorch's default initialisation.
 #
 # `forward(tokens, return_attention=False)` takes `tokens (B, T)` (long, with
 # `T <= max_len`) and returns the logits `(B, T, vocab_size)`, or, with
