@@ -747,3 +747,62 @@ def test_ch5_the_quiet_seed_makes_mat_its_default(book):
     assert g["ch5_quiet_other_places_min"] > 0.3, (
         f"the quiet seed puts only {g['ch5_quiet_other_places_min']:.2f} on some other place: not 'mat as default'")
     assert g["ch5_quiet_named_right"] == 6, f"the quiet seed names {g['ch5_quiet_named_right']} of 6 places right"
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Chapter 5, when not and positions: the claims of "When not to use attention" and "Positions revisited".
+# ---------------------------------------------------------------------------------------------------------------
+@pytest.fixture
+def ch5_values(book):
+    from tests.support.claims import glued
+
+    return glued("05-transformer")
+
+
+@pytest.mark.book
+@pytest.mark.slow
+def test_ch5_every_head_puts_more_than_uniform_weight_on_copies_and_more_with_more_copies(ch5_values):
+    """'Every head of both models puts more there [than uniform attention], and more the more copies there are.'"""
+    uniform = ch5_values["ch5_copy_share_uniform"]
+    for task in ("independent", "relational"):
+        for head in (0, 1):
+            share = ch5_values[f"ch5_copy_share_{task}_{head}"]
+            assert share > uniform, f"the {task} model's head {head} puts {share:.2f} on copies, uniform {uniform:.2f}"
+        for head, by_count in enumerate(ch5_values[f"ch5_copy_share_by_count_{task}"]):
+            assert all(a < b for a, b in zip(by_count, by_count[1:])), (
+                f"the {task} model's head {head}: its share on copies does not rise with their number: {by_count}")
+
+
+@pytest.mark.book
+@pytest.mark.slow
+def test_ch5_the_independent_models_heads_look_more_like_counting_heads(ch5_values):
+    """'By this measure the heads of the model trained on the independent task look the most like it.'"""
+    independent = [ch5_values[f"ch5_copy_share_independent_{h}"] for h in (0, 1)]
+    relational = [ch5_values[f"ch5_copy_share_relational_{h}"] for h in (0, 1)]
+    assert min(independent) > max(relational), (
+        f"copy shares: independent model {independent}, relational model {relational}; the prose says the "
+        "independent model's heads put more weight on copies")
+
+
+@pytest.mark.book
+@pytest.mark.slow
+def test_ch5_interventions_change_only_the_relational_model(ch5_values):
+    """Removing attention leaves the independent model's accuracy; it takes the relational model (and uniform
+    weights too) below always answering the most common count."""
+    majority = ch5_values["ch5_when_not_majority"]
+    assert ch5_values["ch5_when_not_independent"] > 0.99, "the transformer should do the independent task"
+    assert ch5_values["ch5_when_not_independent_ablated"] >= ch5_values["ch5_when_not_independent"] - 0.005, (
+        "removing attention changed the independent model's accuracy, which the prose says it leaves")
+    assert ch5_values["ch5_when_not_relational"] > majority + 0.5, "the transformer should do the relational task"
+    for kind in ("ablated", "uniform"):
+        value = ch5_values[f"ch5_when_not_relational_{kind}"]
+        assert value < majority, f"the relational model {kind}: {value:.3f}, not below the majority {majority:.3f}"
+
+
+@pytest.mark.book
+@pytest.mark.slow
+def test_ch5_rope_scores_are_constant_along_diagonals_and_added_sinusoids_are_not(ch5_values):
+    """'Along a diagonal the RoPE scores differ by rounding error; with added sinusoids by most of the map's range.'"""
+    assert ch5_values["ch5_rope_spread"] < 1e-10, f"RoPE's spread along a diagonal: {ch5_values['ch5_rope_spread']}"
+    spread, whole = ch5_values["ch5_added_spread"], ch5_values["ch5_added_range"]
+    assert spread > 0.5 * whole, f"added sinusoids: spread {spread:.2f} along a diagonal, range {whole:.2f}"
