@@ -637,7 +637,7 @@ def test_ch5_reversal_figure_gru_below_at_most_lengths(book):
 # Chapter 5, induction and the canonical sentence
 # ---------------------------------------------------------------------------------------------------------------
 
-def ch5_values():
+def ch5_glued():
     """The values book/05-transformer.md glued, as the last build executed it."""
     from tests.support.claims import glued
     return glued("05-transformer")
@@ -648,7 +648,7 @@ def ch5_values():
 def test_ch5_induction_training_curves_match_the_alt_text(book):
     """fig-induction-training's alt text: loss from about 3.3 to below 0.3 between steps 50 and 200; induction score
     from below 0.1 to above 0.9; previous-token weight from about 0.16 to about 0.5."""
-    history = np.array(ch5_values()["ch5_induction_history"])  # rows: step, loss, previous, induction
+    history = np.array(ch5_glued()["ch5_induction_history"])  # rows: step, loss, previous, induction
     at = {int(step): row for step, *row in history}
     assert at[0][0] > 3.0 and at[50][0] > 2.0, f"the loss should start near 3.3 and still be high at step 50: {at[0][0]:.2f}, {at[50][0]:.2f}"
     assert at[200][0] < 0.3 and history[-1, 1] < 0.3, f"the loss should be below 0.3 from step 200: {at[200][0]:.2f}"
@@ -662,7 +662,7 @@ def test_ch5_induction_training_curves_match_the_alt_text(book):
 def test_ch5_previous_token_head_stops_by_position_not_by_block(book):
     """The prose: queries 1 to 8 follow the previous token; from position 9 on the weight is small, in the first block
     as in the repeat; induction targets are at positions 8 or before."""
-    g = ch5_values()
+    g = ch5_glued()
     assert g["ch5_previous_early"] > 0.8, f"queries 1-8 put only {g['ch5_previous_early']:.2f} on the previous token"
     for name in ("ch5_previous_late_first", "ch5_previous_late_repeat"):
         assert g[name] < 0.25, f"{name} = {g[name]:.2f}: the head does not stop after position 8"
@@ -678,7 +678,7 @@ def test_ch5_ablations_show_the_circuit_is_causal(book):
     """The prose and fig-induction-ablation: removing the previous-token head makes the loss about a uniform guess or
     worse, removing both layer-2 heads worse than one, in every seed; the control head leaves it low; the induction
     head alone raises it, a little."""
-    g = ch5_values()
+    g = ch5_glued()
     ablation = g["ch5_ablation"]
     uniform = np.log(24)
     nothing = np.array(ablation["nothing"])
@@ -707,7 +707,7 @@ def test_ch5_induction_head_copies(book):
     """The prose: the induction head raises the logit of the token it attends to, in every model, far more than it
     moves the other logits; and the first repeated target, which induction cannot find, is predicted by a guess of
     the first token."""
-    g = ch5_values()
+    g = ch5_glued()
     for seed, (on_attended, on_others) in g["ch5_copying"].items():
         assert on_attended > 0.5 and on_attended > 5 * abs(on_others), (
             f"seed {seed}: the induction head raises the attended token's logit by {on_attended:.2f} and moves the "
@@ -724,7 +724,7 @@ def test_ch5_induction_head_copies(book):
 def test_ch5_sat_learns_to_attend_to_cat_and_mat(book):
     """The prose and fig-sat-learned: every seed learns the toy task; "sat" puts most of its weight on "cat" and "mat"
     in every seed, next to chapter 3's 0.5 and 0.5; the split varies and one seed puts nearly all on "cat"."""
-    g = ch5_values()
+    g = ch5_glued()
     weights = np.array(g["ch5_sat_weights"])  # (seeds, 7): The gray cat sat on the mat
     assert weights.shape == (8, 7), f"expected 8 seeds x 7 tokens, got {weights.shape}"
     assert g["ch5_toy_accuracy_min"] > 0.95, f"a seed gets only {g['ch5_toy_accuracy_min']:.0%} of held-out sentences"
@@ -742,7 +742,7 @@ def test_ch5_sat_learns_to_attend_to_cat_and_mat(book):
 def test_ch5_the_quiet_seed_makes_mat_its_default(book):
     """The prose: the seed with the least weight on "mat" attends to every other place put in its stead, and names
     all six places right."""
-    g = ch5_values()
+    g = ch5_glued()
     assert g["ch5_sat_mat_min"] < 0.05, f"no seed ignores 'mat': the least weight on it is {g['ch5_sat_mat_min']:.2f}"
     assert g["ch5_quiet_other_places_min"] > 0.3, (
         f"the quiet seed puts only {g['ch5_quiet_other_places_min']:.2f} on some other place: not 'mat as default'")
