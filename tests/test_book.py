@@ -338,3 +338,15 @@ def test_ch5_schedule_peak_and_modern_block_size(book):
     old, new = values["ch5_params_2017"], values["ch5_params_modern"]
     assert old == 12 * 512 ** 2 + 13 * 512, f"the 2017 block has {old} parameters, not 12 d² + 13 d"
     assert abs(new - old) < 0.01 * old, f"the modern block ({new:,}) does not cost what the 2017 one ({old:,}) does"
+
+
+@pytest.mark.book
+@pytest.mark.slow
+def test_ch5_pre_norm_without_warm_up_learns_sooner(book):
+    from tests.support.claims import glued
+    values = glued(CH5)
+    cold, warm, post = (values[f"ch5_median_learned_step_{k}"] for k in ("pre_cold", "pre_warm", "post_warm"))
+    assert cold < warm, f"pre-norm without warm-up learns at step {cold}, not sooner than with it ({warm})"
+    assert cold < post, f"pre-norm without warm-up learns at step {cold}, not sooner than post-norm with it ({post})"
+    never = values["ch5_learned_step_post_cold"]
+    assert all(step is None for step in never), f"post-norm without warm-up does learn, at steps {never}"
