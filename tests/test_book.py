@@ -806,3 +806,96 @@ def test_ch5_rope_scores_are_constant_along_diagonals_and_added_sinusoids_are_no
     assert ch5_values["ch5_rope_spread"] < 1e-10, f"RoPE's spread along a diagonal: {ch5_values['ch5_rope_spread']}"
     spread, whole = ch5_values["ch5_added_spread"], ch5_values["ch5_added_range"]
     assert spread > 0.5 * whole, f"added sinusoids: spread {spread:.2f} along a diagonal, range {whole:.2f}"
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Chapter 5, the block: the claims of "From attention layer to block" hold on the values the page measured.
+# ---------------------------------------------------------------------------------------------------------------
+CH5 = "05-transformer"
+
+
+@pytest.mark.book
+@pytest.mark.slow
+def test_ch5_one_position_gradient_is_flat_in_post_norm_and_falls_like_inverse_sqrt_depth_in_pre_norm(book):
+    from tests.support.claims import glued
+    values = glued(CH5)
+    post, pre, slope = values["ch5_post_position_ratio"], values["ch5_pre_position_ratio"], values["ch5_pre_position_slope"]
+    assert 0.8 <= post <= 1.25, f"post-norm's per-position gradient changes by a factor {post:.2f} from 2 to 32 blocks: not flat"
+    assert pre < 0.5, f"pre-norm's per-position gradient falls only by a factor {pre:.2f} from 2 to 32 blocks"
+    assert -0.7 <= slope <= -0.3, f"pre-norm's log-log slope is {slope:.2f}, not near the -0.5 of 1/sqrt(L)"
+    assert values["ch5_init_seeds"] >= 12, "the figure promises 12 initialisations"
+
+
+@pytest.mark.book
+@pytest.mark.slow
+def test_ch5_post_norm_mean_gradient_rises_while_its_tokens_become_parallel(book):
+    from tests.support.claims import glued
+    values = glued(CH5)
+    for name in ("ch5_post_mean_ratio", "ch5_post_default_mean_ratio"):
+        assert values[name] > 1.2, f"{name} = {values[name]:.2f}: the mean loss's gradient does not rise with depth"
+    assert 0.8 <= values["ch5_post_default_position_ratio"] <= 1.25, (
+        f"with the default init, one position's post-norm gradient changes by {values['ch5_post_default_position_ratio']:.2f}")
+    assert values["ch5_cosine_shallow"] < 0.2, f"tokens after 2 blocks have cosine {values['ch5_cosine_shallow']:.2f}"
+    for name in ("ch5_cosine_post_default", "ch5_cosine_post_xavier"):
+        assert values[name] > 0.9, f"{name} = {values[name]:.2f}: the tokens of a deep post-norm stack are not nearly parallel"
+    assert values["ch5_cosine_pre_default"] < values["ch5_cosine_post_default"] - 0.1, "pre-norm's tokens collapse as much"
+
+
+@pytest.mark.book
+@pytest.mark.slow
+def test_ch5_post_norm_needs_warm_up_at_a_large_learning_rate_and_pre_norm_does_not(book):
+    from tests.support.claims import glued
+    values = glued(CH5)
+    cold, warm = values["ch5_accuracy_post_cold"], values["ch5_accuracy_post_warm"]
+    assert len(cold) == values["ch5_train_seeds"] >= 3, "the text promises a few seeds"
+    assert max(cold) < 0.15, f"post-norm without warm-up gets {cold} right: not about the 1/16 of guessing"
+    assert min(warm) > 0.9, f"post-norm with warm-up gets only {warm} right"
+    for name in ("ch5_accuracy_pre_cold", "ch5_accuracy_pre_warm"):
+        assert min(values[name]) > 0.9, f"{name} = {values[name]}: pre-norm does not learn the task"
+
+
+@pytest.mark.book
+@pytest.mark.slow
+def test_ch5_gpt2_scaling_keeps_the_stream_the_same_size_at_any_depth(book):
+    from tests.support.claims import glued
+    values = glued(CH5)
+    plain, scaled, shallow = (values[f"ch5_stream_{k}"] for k in ("plain_deep", "scaled_deep", "scaled_shallow"))
+    assert plain > 4, f"without the scaling, the stream grows only {plain:.2f} times over {values['ch5_stream_deepest']} blocks"
+    assert abs(scaled - shallow) < 0.05 * shallow, f"with the scaling the stream ends {scaled:.2f} vs {shallow:.2f} times as long"
+    assert scaled < 1.5, f"with the scaling the stream still grows {scaled:.2f} times"
+
+
+@pytest.mark.book
+@pytest.mark.slow
+def test_ch5_tying_with_default_embeddings_gives_huge_logits_at_init(book):
+    from tests.support.claims import glued
+    values = glued(CH5)
+    log_v = values["ch5_log_vocab"]
+    assert values["ch5_tied_logit_std"] > 5 * values["ch5_untied_logit_std"], "tied logits are not much larger"
+    assert values["ch5_tied_loss"] > 3 * log_v, f"the tied model's initial loss {values['ch5_tied_loss']:.1f} is not huge"
+    assert values["ch5_tied_own"] > 80, f"only {values['ch5_tied_own']:.0f}% of positions predict their own input token"
+    for name in ("ch5_untied_loss", "ch5_small_tied_loss"):
+        assert abs(values[name] - log_v) < 0.3, f"{name} = {values[name]:.2f} is not about ln V = {log_v:.2f}"
+
+
+@pytest.mark.book
+@pytest.mark.slow
+def test_ch5_schedule_peak_and_modern_block_size(book):
+    from tests.support.claims import glued
+    values = glued(CH5)
+    assert values["ch5_vaswani_peak"] == pytest.approx((512 * 4000) ** -0.5), "eq. 3's peak is not (d_model warmup)^-1/2"
+    old, new = values["ch5_params_2017"], values["ch5_params_modern"]
+    assert old == 12 * 512 ** 2 + 13 * 512, f"the 2017 block has {old} parameters, not 12 d² + 13 d"
+    assert abs(new - old) < 0.01 * old, f"the modern block ({new:,}) does not cost what the 2017 one ({old:,}) does"
+
+
+@pytest.mark.book
+@pytest.mark.slow
+def test_ch5_pre_norm_without_warm_up_learns_sooner(book):
+    from tests.support.claims import glued
+    values = glued(CH5)
+    cold, warm, post = (values[f"ch5_median_learned_step_{k}"] for k in ("pre_cold", "pre_warm", "post_warm"))
+    assert cold < warm, f"pre-norm without warm-up learns at step {cold}, not sooner than with it ({warm})"
+    assert cold < post, f"pre-norm without warm-up learns at step {cold}, not sooner than post-norm with it ({post})"
+    never = values["ch5_learned_step_post_cold"]
+    assert all(step is None for step in never), f"post-norm without warm-up does learn, at steps {never}"
