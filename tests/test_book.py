@@ -886,3 +886,36 @@ def test_ch5_pre_norm_without_warm_up_learns_sooner(book):
     assert cold < post, f"pre-norm without warm-up learns at step {cold}, not sooner than post-norm with it ({post})"
     never = values["ch5_learned_step_post_cold"]
     assert all(step is None for step in never), f"post-norm without warm-up does learn, at steps {never}"
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Chapter 5 compares the transformer with "chapter 2's own model": the copy on its page must be that model.
+# ---------------------------------------------------------------------------------------------------------------
+def page_class(page, name):
+    """The source of `class name` as a code cell of book/<page>.md defines it (up to the next top-level line)."""
+    text = (REPO / "book" / f"{page}.md").read_text(encoding="utf-8")
+    found = re.search(rf"^class {name}\(.*?(?=^\S|^```)", text, flags=re.M | re.S)
+    assert found, f"book/{page}.md defines no class {name}"
+    return found.group(0)
+
+
+def test_chapter_5s_copy_of_chapter_2s_model_computes_what_chapter_2s_model_computes():
+    import contextlib
+    import io
+
+    with contextlib.redirect_stdout(io.StringIO()):
+        chapter_2 = load_reference("02-additive-attention", skip=("training_run",))
+    names = {"nn": torch.nn, "torch": torch, "AdditiveAttention": chapter_2["AdditiveAttention"],
+             "decoder_attention": chapter_2["decoder_attention"], "PAD": 10, "BOS": 11, "VOCAB": 12, "DIGITS": 12}
+    exec(page_class("02-additive-attention", "Seq2Seq"), names)
+    exec(page_class("05-transformer", "Chapter2Model"), names)
+    torch.manual_seed(0)
+    original = names["Seq2Seq"]("attention")
+    torch.manual_seed(0)
+    copy = names["Chapter2Model"]()
+    source = torch.tensor([[3, 1, 4, 1, 5, 10, 10], [9, 2, 6, 5, 3, 5, 8]])
+    inputs = torch.tensor([[11, 5, 1, 4, 1, 3, 10], [11, 8, 5, 3, 5, 6, 2]])
+    with torch.no_grad():
+        expected, copied = original(source, inputs)[0], copy(source, inputs)
+        assert torch.equal(expected, copied), "chapter 5's Chapter2Model no longer computes chapter 2's Seq2Seq"
+        assert torch.equal(original.generate(source)[0], copy.generate(source)), "the two generate differently"
