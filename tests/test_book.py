@@ -327,12 +327,12 @@ def test_ch1_independent_signal_gains_about_what_shrinking_alone_gains(book):
 @pytest.mark.book
 @pytest.mark.slow
 def test_ch2_baselines_are_larger_and_still_far_worse(book):
-    """'three to four times the parameters'; their loss ends 'more than ten times higher' (alt text: attention's near
+    """'more than three times the parameters'; their loss ends 'more than ten times higher' (alt text: attention's near
     0.03, the baselines' between 0.5 and 0.8, the summary's below the initial state's), on every seed."""
     values = glued("02-additive-attention")
     for context in ("summary", "none"):
         ratio = values[f"ch2_parameters_{context}"] / values["ch2_parameters_attention"]
-        assert 3 <= ratio <= 4.5, f"the {context} model has {ratio:.1f} times the attention model's parameters"
+        assert ratio > 3, f"the {context} model has {ratio:.1f} times the attention model's parameters, not more than 3"
         for seed in SEEDS:
             attention, baseline = (values[f"ch2_final_loss_{c}_{seed}"] for c in ("attention", context))
             assert 0.02 <= attention <= 0.045, f"seed {seed}: the attention model's final loss {attention:.3f}"

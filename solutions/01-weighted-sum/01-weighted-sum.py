@@ -334,10 +334,10 @@ expect_close(got, 2.0 * values[0], "weighted_average([2, 0, 0, 0, 0], values) (w
 #
 # A score function compares every query with every key. For queries
 # $Q \in \mathbb{R}^{m \times d}$ (one per row) and keys $K \in \mathbb{R}^{n \times d}$
-# it returns a score matrix $S \in \mathbb{R}^{m \times n}$ whose entry $S_{ij}$
+# it returns a score matrix $S \in \mathbb{R}^{m \times n}$ whose entry $s_{ij}$
 # says how well query $i$ matches key $j$. Write each one without Python loops.
 #
-# **3. Dot product (2 points).** $S_{ij} = \mathbf{q}_i \cdot \mathbf{k}_j$.
+# **3. Dot product (2 points).** $s_{ij} = \mathbf{q}_i \cdot \mathbf{k}_j$.
 
 # %% nbgrader={"grade": false, "grade_id": "dot_scores", "locked": false, "schema_version": 3, "solution": true}
 def dot_scores(queries, keys):
@@ -367,7 +367,7 @@ for m, n, d in [(1, 1, 1), (4, 7, 3), (6, 2, 16)]:
 
 # %% [markdown] nbgrader={"grade": false, "grade_id": "cosine_md", "locked": true, "schema_version": 3, "solution": false}
 # **4. Cosine similarity (3 points).**
-# $S_{ij} = \dfrac{\mathbf{q}_i \cdot \mathbf{k}_j}{\lVert \mathbf{q}_i \rVert \, \lVert \mathbf{k}_j \rVert}$,
+# $s_{ij} = \dfrac{\mathbf{q}_i \cdot \mathbf{k}_j}{\lVert \mathbf{q}_i \rVert \, \lVert \mathbf{k}_j \rVert}$,
 # which lies in $[-1, 1]$ and ignores the lengths of the vectors. A zero vector
 # has no direction: define its similarity with everything as 0 (never `nan`).
 
@@ -416,7 +416,7 @@ expect_close(got, [[0.0, 0.0], [0.70710678, 0.0]], "cosine_scores with a zero qu
 # %% [markdown] nbgrader={"grade": false, "grade_id": "gaussian_md", "locked": true, "schema_version": 3, "solution": false}
 # **5. Gaussian kernel (2 points).** With a bandwidth $\sigma > 0$,
 #
-# $$S_{ij} = -\frac{\lVert \mathbf{q}_i - \mathbf{k}_j \rVert^2}{2\sigma^2}.$$
+# $$s_{ij} = -\frac{\lVert \mathbf{q}_i - \mathbf{k}_j \rVert^2}{2\sigma^2}.$$
 #
 # This is the logarithm of the (unnormalised) Gaussian kernel: after softmax,
 # the weights are proportional to $\exp(-\lVert \mathbf{q}_i - \mathbf{k}_j \rVert^2 / 2\sigma^2)$.
@@ -810,7 +810,7 @@ candidate_bandwidths = np.array([0.01, 0.03, 0.1, 0.2, 0.3, 0.5, 1.0, 2.0, 5.0])
 
 # %% nbgrader={"grade": false, "grade_id": "bandwidth", "locked": false, "schema_version": 3, "solution": true}
 ### BEGIN SOLUTION
-validation_mse = np.array([np.mean((nadaraya_watson(x_val, x_fit, y_fit, h) - y_val) ** 2) for h in candidate_bandwidths])
+validation_mse = np.array([np.mean((nadaraya_watson(x_val, x_fit, y_fit, sigma) - y_val) ** 2) for sigma in candidate_bandwidths])
 chosen_bandwidth = float(candidate_bandwidths[np.argmin(validation_mse)])
 ### END SOLUTION
 
@@ -831,7 +831,7 @@ assert chosen_bandwidth in candidate_bandwidths, (
 ### BEGIN HIDDEN TESTS
 def _validation_errors(regress):
     """The validation MSE of every candidate bandwidth, fitting with `regress` (a nadaraya_watson)."""
-    return np.array([np.mean((regress(x_val, x_fit, y_fit, h) - y_val) ** 2) for h in candidate_bandwidths])
+    return np.array([np.mean((regress(x_val, x_fit, y_fit, sigma) - y_val) ** 2) for sigma in candidate_bandwidths])
 
 
 def _measured_with():

@@ -184,7 +184,7 @@ def retry_with_reference(check, references):
 
 # %% nbgrader={"grade": false, "grade_id": "additive_scores", "locked": false, "schema_version": 3, "solution": true}
 def additive_scores(queries, keys, W_q, W_k, w_v):
-    """tanh(q_i W_q + k_j W_k) . w_v: (m, d_q), (n, d_k), (d_q, h), (d_k, h), (h,) -> (m, n)."""
+    """tanh(q_i W_q + k_j W_k) . w_v: (m, d_q), (n, d_k), (d_q, d_a), (d_k, d_a), (d_a,) -> (m, n)."""
     ### BEGIN SOLUTION
     hidden = (np.asarray(queries, dtype=float) @ W_q)[:, None, :] + (np.asarray(keys, dtype=float) @ W_k)[None, :, :]
     return np.tanh(hidden) @ np.asarray(w_v, dtype=float)
@@ -192,25 +192,25 @@ def additive_scores(queries, keys, W_q, W_k, w_v):
 
 
 # %% nbgrader={"grade": true, "grade_id": "test_additive_scores", "locked": true, "points": 1, "schema_version": 3, "solution": false}
-# Visible test: shape and one worked example with h = 1.
+# Visible test: shape and one worked example with d_a = 1.
 queries = np.array([[1.0], [0.0]])           # (m, d_q) = (2, 1)
 keys = np.array([[0.0, 1.0], [1.0, 0.0], [0.0, 0.0]])  # (n, d_k) = (3, 2)
 got = additive_scores(queries, keys, W_q=np.array([[1.0]]), W_k=np.array([[0.5], [-1.0]]), w_v=np.array([2.0]))
 expect_shape(got, (2, 3), "additive_scores for 2 queries and 3 keys")
 expect_close(got, [[0.0, 2 * np.tanh(1.5), 2 * np.tanh(1.0)], [2 * np.tanh(-1.0), 2 * np.tanh(0.5), 0.0]],
-             "additive_scores (row i: query i; column j: key j; S_ij = tanh(q_i W_q + k_j W_k) . w_v)")
+             "additive_scores (row i: query i; column j: key j; s_ij = tanh(q_i W_q + k_j W_k) . w_v)")
 
 # %% nbgrader={"grade": true, "grade_id": "test_additive_scores_oracle", "locked": true, "points": 2, "schema_version": 3, "solution": false}
-# Hidden tests: random sizes (d_q != d_k, h = 1) against a loop over every pair.
+# Hidden tests: random sizes (d_q != d_k, d_a from 1 to 6) against a loop over every pair.
 ### BEGIN HIDDEN TESTS
 rng = np.random.default_rng(0)
-for m, n, d_q, d_k, h in [(3, 4, 2, 5, 6), (1, 1, 1, 1, 1), (5, 2, 4, 4, 3)]:
+for m, n, d_q, d_k, d_a in [(3, 4, 2, 5, 6), (1, 1, 1, 1, 1), (5, 2, 4, 4, 3)]:
     q, k = rng.normal(size=(m, d_q)), rng.normal(size=(n, d_k))
-    W_q, W_k, w_v = rng.normal(size=(d_q, h)), rng.normal(size=(d_k, h)), rng.normal(size=h)
+    W_q, W_k, w_v = rng.normal(size=(d_q, d_a)), rng.normal(size=(d_k, d_a)), rng.normal(size=d_a)
     oracle = np.array([[sum(math.tanh(sum(q[i, a] * W_q[a, t] for a in range(d_q)) + sum(k[j, b] * W_k[b, t] for b in range(d_k)))
-                            * w_v[t] for t in range(h)) for j in range(n)] for i in range(m)])
+                            * w_v[t] for t in range(d_a)) for j in range(n)] for i in range(m)])
     expect_close(additive_scores(q, k, W_q, W_k, w_v), oracle,
-                 f"additive_scores for m={m}, n={n}, d_q={d_q}, d_k={d_k}, h={h} (tanh of the sum, then the dot product with w_v)")
+                 f"additive_scores for m={m}, n={n}, d_q={d_q}, d_k={d_k}, d_a={d_a} (tanh of the sum, then the dot product with w_v)")
 ### END HIDDEN TESTS
 
 # %% [markdown] nbgrader={"grade": false, "grade_id": "masked_softmax_md", "locked": true, "schema_version": 3, "solution": false}
@@ -317,7 +317,7 @@ class AdditiveAttention(nn.Module):
 
     def forward(self, queries, keys, values, mask=None):
         ### BEGIN SOLUTION
-        hidden = torch.tanh(self.W_q(queries)[:, :, None, :] + self.W_k(keys)[:, None, :, :])  # (B, m, n, h)
+        hidden = torch.tanh(self.W_q(queries)[:, :, None, :] + self.W_k(keys)[:, None, :, :])  # (B, m, n, d_a)
         scores = self.w_v(hidden).squeeze(-1)  # (B, m, n)
         if mask is None:
             weights = scores.softmax(dim=-1)
@@ -592,7 +592,7 @@ def evaluate_reversal(model, n=500, seed=1):
 
 # %% nbgrader={"grade": false, "grade_id": "decoder_attention", "locked": false, "schema_version": 3, "solution": true}
 def decoder_attention(attention, state, encoder_outputs, source_mask):
-    """Attend from the decoder state (B, h) over encoder outputs (B, n, h): -> (context (B, h), weights (B, n))."""
+    """Attend from the decoder state (B, hidden) over encoder outputs (B, n, hidden): -> (context (B, hidden), weights (B, n))."""
     ### BEGIN SOLUTION
     context, weights = attention(state[:, None, :], encoder_outputs, encoder_outputs, source_mask[:, None, :])
     return context[:, 0], weights[:, 0]

@@ -51,7 +51,7 @@ import numpy as np
 
 
 def full_attention(Q, K, V):
-    """Reference: softmax(Q K^T / sqrt(d)) V, holding the whole (m, n) score matrix. Given to you."""
+    """Reference: softmax(Q K^T / sqrt(d_k)) V, holding the whole (m, n) score matrix. Given to you."""
     scores = Q @ K.T / np.sqrt(Q.shape[-1])
     weights = np.exp(scores - scores.max(axis=-1, keepdims=True))
     return (weights / weights.sum(axis=-1, keepdims=True)) @ V
@@ -277,26 +277,26 @@ for chunk_size in (1, 64, 300, 1000):
 # %% [markdown] nbgrader={"grade": false, "grade_id": "streaming_md", "locked": true, "schema_version": 3, "solution": false}
 # ## 2. Streaming attention (5 points)
 #
-# Now do the same for attention. For queries $Q$ `(m, d)`, keys $K$ `(n, d)` and
+# Now do the same for attention. For queries $Q$ `(m, d_k)`, keys $K$ `(n, d_k)` and
 # values $V$ `(n, d_v)`, `streaming_attention(Q, K, V, chunk_size)` must return
 # exactly `full_attention(Q, K, V)`, that is
-# $\operatorname{softmax}(QK^\top/\sqrt{d})V$, shape `(m, d_v)`, while never
+# $\operatorname{softmax}(QK^\top/\sqrt{d_k})V$, shape `(m, d_v)`, while never
 # holding more than `m × chunk_size` scores at a time ($m$ is the number of
 # queries). Keep, for every query $i$, a running maximum $\mu_i$, a running
 # normaliser $\ell_i$ and a running *unnormalised* output
 # $\mathbf{o}_i \in \mathbb{R}^{d_v}$. For each chunk of keys $K_J$ and values
 # $V_J$ (the rows with indices in the set $J$):
 #
-# $$S = Q K_J^\top / \sqrt{d},\quad \mu_i' = \max(\mu_i, \max_{j \in J} S_{ij}),\quad
-# \ell_i' = \ell_i e^{\mu_i - \mu_i'} + \sum_{j \in J} e^{S_{ij} - \mu_i'},\quad
-# \mathbf{o}_i' = \mathbf{o}_i e^{\mu_i - \mu_i'} + \sum_{j \in J} e^{S_{ij} - \mu_i'} \mathbf{v}_j .$$
+# $$s_{ij} = \mathbf{q}_i \mathbf{k}_j^\top / \sqrt{d_k}\ (j \in J),\quad \mu_i' = \max(\mu_i, \max_{j \in J} s_{ij}),\quad
+# \ell_i' = \ell_i e^{\mu_i - \mu_i'} + \sum_{j \in J} e^{s_{ij} - \mu_i'},\quad
+# \mathbf{o}_i' = \mathbf{o}_i e^{\mu_i - \mu_i'} + \sum_{j \in J} e^{s_{ij} - \mu_i'} \mathbf{v}_j .$$
 #
 # At the end the output is $\mathbf{o}_i / \ell_i$. Take chunks
 # `K[start:start + chunk_size]` (slices are views, they cost no memory), and
 # do not build anything of size `n` per query.
 #
 # **The memory bound.** A hidden test runs 128 queries over 200,000 keys
-# (`d = 8`, `d_v = 4`) in chunks of 2,048 and allows at most **64 MiB** of new
+# (`d_k = 8`, `d_v = 4`) in chunks of 2,048 and allows at most **64 MiB** of new
 # memory at the peak (measured with `tracemalloc`). That is plenty for a copy
 # of `K` and `V` (18 MiB: scale or cast them once if you like) and for many
 # `m × chunk_size` arrays (2 MiB each); the full 128 × 200,000 score matrix
@@ -304,7 +304,7 @@ for chunk_size in (1, 64, 300, 1000):
 
 # %% nbgrader={"grade": false, "grade_id": "streaming_attention", "locked": false, "schema_version": 3, "solution": true}
 def streaming_attention(Q, K, V, chunk_size):
-    """softmax(Q K^T / sqrt(d)) V over key chunks: (m, d), (n, d), (n, d_v) -> (m, d_v)."""
+    """softmax(Q K^T / sqrt(d_k)) V over key chunks: (m, d_k), (n, d_k), (n, d_v) -> (m, d_v)."""
     ### BEGIN SOLUTION
     Q = np.asarray(Q, dtype=float)
     scale = 1.0 / np.sqrt(Q.shape[-1])
@@ -411,9 +411,11 @@ assert peak <= 64 * MiB, (
 #   over every key in the cache, with scale $1/\sqrt{d_k}$;
 # - `len(cache)` is the number of cached tokens.
 #
-# Growing arrays with `np.vstack` copies the whole cache at every append;
-# real caches allocate their rows ahead and write one row per token. Both are
-# accepted here.
+# Growing arrays with `np.vstack` copies the whole cache at every append, a
+# cost of the same order as reading it; Hugging Face's default `DynamicCache`
+# does the same (`torch.cat`), its `StaticCache` allocates the rows ahead and
+# writes one per token, and vLLM allocates fixed-size blocks as needed. Both
+# ways are accepted here.
 #
 # Then `incremental_self_attention(X, W_q, W_k, W_v)` generates the outputs one
 # token at a time: for each row $\mathbf{x}_t$ of `X (n, d_model)`, append its key
