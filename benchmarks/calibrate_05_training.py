@@ -11,8 +11,7 @@ evaluate it with `evaluate_induction`. They require
 
 A student's TinyGPT may differ from the reference in ways the instructions
 allow: the order in which parameters are created (which changes the initial
-weights drawn from the same seed), tying the output layer to the token
-embedding, chapter 3's sinusoidal encoding instead of learned positions, a
+weights drawn from the same seed), chapter 3's sinusoidal encoding instead of learned positions, a
 (B, T, T) mask, collecting the weights with hooks, or writing the blocks' parts
 inline. Every such variant must pass on every seed. Variants the instructions
 exclude (post-norm blocks, no final LayerNorm, an output layer tied to the
