@@ -888,6 +888,17 @@ def test_ch5_pre_norm_without_warm_up_learns_sooner(book):
     assert all(step is None for step in never), f"post-norm without warm-up does learn, at steps {never}"
 
 
+@pytest.mark.book
+@pytest.mark.slow
+def test_ch5_quadratic_term_dominates_the_block_at_the_longest_length(book):
+    """Going further, the block's time: by the formula, at n = 2048 and d_model = 64 the n^2 term is most of the
+    multiply-adds (2n / (12 d_model + 2n), about 84%); the prose says the scores and weighted sum dominate."""
+    from tests.support.claims import glued
+    share = glued(CH5)["ch5_cost_quadratic_share"]
+    assert share == pytest.approx(2 * 2048 / (12 * 64 + 2 * 2048)), f"the glued n^2 share {share} is not the formula's"
+    assert share > 0.5, f"the n^2 term is only {share:.0%} of the multiply-adds: it does not dominate"
+
+
 # ---------------------------------------------------------------------------------------------------------------
 # Chapter 5 compares the transformer with "chapter 2's own model": the copy on its page must be that model.
 # ---------------------------------------------------------------------------------------------------------------
