@@ -373,7 +373,8 @@ class TransformerBlock(nn.Module):
 
 
 # %% nbgrader={"grade": true, "grade_id": "test_TransformerBlock", "locked": true, "points": 1, "schema_version": 3, "solution": false}
-# Visible test: the parts and their shapes, the output's shape, and a worked example, pre- and post-norm.
+# Visible test: the parts and their shapes, the output's shape, and a worked example of the default (pre-norm)
+# block without a mask. (Post-norm and masks are graded in their own hidden cells, so one mistake costs once.)
 torch.manual_seed(0)
 _block = TransformerBlock(8, 2, 32)
 assert isinstance(getattr(_block, "attn", None), MultiHeadSelfAttention), (
@@ -389,13 +390,11 @@ expect_shape(_block(torch.randn(3, 5, 8)), (3, 5, 8), "the output of the block f
 expect_shape(_block(torch.randn(3, 5, 8), torch.tril(torch.ones(5, 5, dtype=torch.bool))), (3, 5, 8),
              "the output of the block for x (3, 5, 8) with a causal (5, 5) mask")
 
-# Worked example: d_model = 2, one head, a causal mask, x = (2, 0), (0, 2), (4, 0). The parameters are set so that
-# each query attends uniformly to the keys the mask allows (queries and keys are 0), the values are the
-# attention's input itself, the output projection is the identity, and the feed-forward layer outputs (0, 1).
-# LayerNorm turns (2, 0) and (4, 0) into about (1, -1) and (0, 2) into about (-1, 1). Pre-norm, position 1 adds the
-# mean of (1, -1) and (-1, 1), which is 0, and then (0, 1):
-#   pre-norm:  about (3, 0), (0, 3), (13/3, 2/3);
-#   post-norm: LN2(LN1(x + attention) + (0, 1)), about (1, -1), (-1, 1), (1, -1).
+# Worked example: d_model = 2, one head, no mask, x = (2, 0), (0, 2), (4, 0). The parameters are set so that
+# each query attends uniformly to all three keys (queries and keys are 0), the values are the attention's input
+# itself, the output projection is the identity, and the feed-forward layer outputs (0, 1). LayerNorm turns
+# (2, 0) and (4, 0) into about (1, -1) and (0, 2) into about (-1, 1); their mean is about (1/3, -1/3). Pre-norm,
+# every position adds that mean and then (0, 1): about (7/3, 2/3), (1/3, 8/3), (13/3, 2/3).
 def _layer_norm(rows):
     """LayerNorm without its gain and bias (eps = 1e-5, PyTorch's default), row by row."""
     rows = np.asarray(rows, dtype=float)
@@ -404,25 +403,23 @@ def _layer_norm(rows):
 
 
 _x = np.array([[2.0, 0.0], [0.0, 2.0], [4.0, 0.0]])
-_allowed_mean = np.tril(np.ones((3, 3))) / np.arange(1, 4)[:, None]  # uniform weights over keys 0..t
+_uniform = np.full((3, 3), 1 / 3)  # every query: weight 1/3 on each of the three keys
 _ff_out = np.array([0.0, 1.0])
-_pre = _x + _allowed_mean @ _layer_norm(_x) + _ff_out
-_post = _layer_norm(_layer_norm(_x + _allowed_mean @ _x) + _ff_out)
-for _norm_first, _expected in [(True, _pre), (False, _post)]:
-    torch.manual_seed(0)
-    _block = TransformerBlock(2, 1, 4, norm_first=_norm_first).double()
-    with torch.no_grad():
-        _block.attn.qkv.weight.zero_()
-        _block.attn.qkv.weight[4:] = torch.eye(2)  # rows 4-5: the value projection
-        _block.attn.qkv.bias.zero_()
-        _block.attn.out.weight.copy_(torch.eye(2))
-        _block.attn.out.bias.zero_()
-        _block.ff[2].weight.zero_()
-        _block.ff[2].bias.copy_(torch.tensor(_ff_out))
-        _out = _block(torch.tensor(_x)[None], torch.tril(torch.ones(3, 3, dtype=torch.bool)))
-    expect_close(_out[0], _expected, f"the output of the worked example with norm_first={_norm_first} (d_model=2, one "
-                 "head attending uniformly to the keys the causal mask allows, values = its input, feed-forward "
-                 "output (0, 1); x = (2, 0), (0, 2), (4, 0))")
+_expected = _x + _uniform @ _layer_norm(_x) + _ff_out
+torch.manual_seed(0)
+_block = TransformerBlock(2, 1, 4).double()
+with torch.no_grad():  # the block's parameters, set as described above
+    _block.attn.qkv.weight.zero_()
+    _block.attn.qkv.weight[4:] = torch.eye(2)  # rows 4-5: the value projection
+    _block.attn.qkv.bias.zero_()
+    _block.attn.out.weight.copy_(torch.eye(2))
+    _block.attn.out.bias.zero_()
+    _block.ff[2].weight.zero_()
+    _block.ff[2].bias.copy_(torch.tensor(_ff_out))
+    _out = _block(torch.tensor(_x)[None])
+expect_close(_out[0], _expected, "the output of the worked example (pre-norm, d_model=2, one head attending "
+             "uniformly to all three keys, values = its input, feed-forward output (0, 1); x = (2, 0), (0, 2), "
+             "(4, 0); expected about (7/3, 2/3), (1/3, 8/3), (13/3, 2/3))")
 
 # %% nbgrader={"grade": true, "grade_id": "test_TransformerBlock_pre_norm", "locked": true, "points": 1, "schema_version": 3, "solution": false}
 # Hidden tests: with norm_first=True (the default), equal to nn.TransformerEncoderLayer, without a mask.
