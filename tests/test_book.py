@@ -13,6 +13,7 @@ import torch
 
 from autograde.course import REPO, assignment_ids
 from autograde.reference import load_reference
+from tests.support.claims import glued, printed
 from tests.support.leaks import OTHER_FRAMEWORK, code_leaks, page_code, page_leaks, secret_lines
 
 BOOK_PAGES = sorted((REPO / "book").glob("0*.md"))
@@ -262,7 +263,6 @@ def test_page_shows_no_answer_in_any_form(page):
 # ---------------------------------------------------------------------------------------------------------------
 # Chapters 1 and 2: the numbers the prose, the captions and the alt texts state hold on the executed pages.
 # ---------------------------------------------------------------------------------------------------------------
-from tests.support.claims import glued, printed  # noqa: E402  (this section's own imports)
 
 CONTEXTS = ("attention", "summary", "none")  # chapter 2's three decoders: attention, Cho et al.'s, initial state only
 SEEDS = (0, 1)
@@ -408,7 +408,6 @@ def test_ch3_multihead_attention_returns_nan_or_its_bias_by_code_path(book):
     """Chapter 3: a query with no allowed key gets `nan` from MultiheadAttention's need_weights=True path and from
     its eval fast path, but the output bias (zeros through out_proj) from need_weights=False otherwise, while
     F.scaled_dot_product_attention returns zeros."""
-    from tests.support.claims import glued, printed
     paths = glued("03-self-attention")["ch3_mha_paths"]
     assert paths["training, need_weights=True (default)"] == "nan", paths
     assert paths["training, need_weights=False"] == "out_proj.bias", paths
@@ -423,7 +422,6 @@ def test_ch3_multihead_attention_returns_nan_or_its_bias_by_code_path(book):
 @pytest.mark.slow
 def test_ch3_encoding_dot_product_is_even_in_the_offset_and_the_rotation_is_not(book):
     """Chapter 3: PE_p PE_(p+delta)^T is the same for delta and -delta; (PE_p R_-1) PE_(p+delta)^T peaks at -1."""
-    from tests.support.claims import glued
     values = glued("03-self-attention")
     assert values["ch3_pe_even_gap"] < 1e-9, f"PE dot product not even in the offset: {values['ch3_pe_even_gap']}"
     plain, rotated = values["ch3_pe_plain"], values["ch3_pe_rotated"]
@@ -439,7 +437,6 @@ def test_ch3_scaling_claims_hold_on_the_measurement(book):
     """Chapter 3: at d_k = 64 unscaled softmax is nearly one-hot; fig-scaling's caption and alt text: the largest
     weight rises from about 0.45 to 0.97 and the gradient falls about tenfold without the scale, both stay put
     with it."""
-    from tests.support.claims import glued
     values = glued("03-self-attention")
     assert values["ch3_unscaled_max_at_64"] > 0.8, values["ch3_unscaled_max_at_64"]
     results = values["ch3_scaling_results"]
@@ -455,7 +452,6 @@ def test_ch3_scaling_claims_hold_on_the_measurement(book):
 def test_ch3_sqrt_d_model_suits_variance_1_over_d_model_not_nn_embedding(book):
     """Chapter 3: embeddings of variance 1/d_model have length about 1 and the factor brings them to the
     encodings' scale; nn.Embedding's N(0, 1) rows times sqrt(d_model) reach d_model and drown the encodings."""
-    from tests.support.claims import glued
     lengths = glued("03-self-attention")["ch3_lengths"]
     encoding = lengths["encoding"]
     assert abs(lengths["embedding, variance 1/d_model"] - 1) < 0.05, lengths
@@ -469,7 +465,6 @@ def test_ch3_sqrt_d_model_suits_variance_1_over_d_model_not_nn_embedding(book):
 def test_ch3_positional_head_is_as_the_caption_says(book):
     """Chapter 3, fig-heads: from 'cat' on each token puts 0.95 or more on the one before; 'gray' puts 0.64 on
     'The' and 0.34 on 'mat'; 'The' attends to position 5; the weight ratio in the prose is e^(score gap)."""
-    from tests.support.claims import glued
     values = glued("03-self-attention")
     weights = np.array(values["ch3_head1_weights"])
     assert all(weights[i, i - 1] >= 0.95 for i in range(2, 7)), weights.round(2)
@@ -484,7 +479,6 @@ def test_ch3_positional_head_is_as_the_caption_says(book):
 def test_ch4_full_attention_memory_claims(book):
     """Chapter 4: the peak is about three score matrices; fig-full-cost: 1 GiB fits about 44,000 keys, a million
     keys need over 20 GiB, and m = n = 10^6 over 20 TiB."""
-    from tests.support.claims import glued
     values = glued("04-long-sequences")
     assert 2.5 < values["ch4_peak_over_scores"] < 3.5, values["ch4_peak_over_scores"]
     assert 40_000 < values["ch4_keys_in_1gib"] < 48_000, values["ch4_keys_in_1gib"]
@@ -497,7 +491,6 @@ def test_ch4_full_attention_memory_claims(book):
 def test_ch4_streaming_memory_grows_with_the_chunk_not_with_n(book):
     """Chapter 4, fig-chunks: the peak beyond the inputs grows with the chunk size, like m x chunk, and stays far
     below the 7.6 GiB of the full score matrix."""
-    from tests.support.claims import glued
     cost = glued("04-long-sequences")["ch4_stream_cost"]
     chunks = sorted(cost)
     peaks = [cost[c]["peak_mib"] for c in chunks]
@@ -514,7 +507,6 @@ def test_ch4_the_cache_outgrows_the_weights_only_beyond_the_crossover(book):
     """Chapter 4: with 32 key-value heads the cache outgrows the weights beyond about 25,000 cached tokens (so a
     batch of eight 4096-token sequences passes it); grouped-query attention with 8 pushes it several times
     further."""
-    from tests.support.claims import glued
     crossover = glued("04-long-sequences")["ch4_cache_crossover"]
     assert 20_000 < crossover[32] < 30_000, crossover
     assert 8 * 4096 > crossover[32], "the batch example no longer passes the crossover"
@@ -526,19 +518,12 @@ def test_ch4_the_cache_outgrows_the_weights_only_beyond_the_crossover(book):
 # cross-attention" hold on the values the executed page glued.
 # ---------------------------------------------------------------------------------------------------------------
 
-def _chapter_5_glued():
-    """The values book/05-transformer.md glued, from the book build's execution cache."""
-    from tests.support.claims import glued
-
-    return glued("05-transformer")
-
-
 @pytest.mark.book
 @pytest.mark.slow
 def test_ch5_target_padding_mask_matters_only_off_the_right(book):
     """With right padding the causal mask already hides the padded keys; with left padding it does not; the
     source padding mask is always needed."""
-    values = _chapter_5_glued()
+    values = glued("05-transformer")
     change = values["ch5_mask_change"]
     assert values["ch5_target_mask_idle"] is True, (
         "with right padding the decoder's outputs at real positions are not identical with and without the "
@@ -555,7 +540,7 @@ def test_ch5_target_padding_mask_matters_only_off_the_right(book):
 def test_ch5_fully_masked_query_gives_nan_in_eval_only_and_it_spreads(book):
     """The page says: zeros in training mode, nan in eval mode under no_grad, and two layers spread it to every
     position."""
-    nan_rows = _chapter_5_glued()["ch5_nan_rows"]
+    nan_rows = glued("05-transformer")["ch5_nan_rows"]
     for run in ("train, 1 layer", "train, 2 layers"):
         assert not any(nan_rows[run]), f"{run}: nan at {nan_rows[run]}"
     assert nan_rows["eval, 1 layer"] == [True, True, False, False, False], (
@@ -567,7 +552,7 @@ def test_ch5_fully_masked_query_gives_nan_in_eval_only_and_it_spreads(book):
 @pytest.mark.slow
 def test_ch5_reversal_parameter_counts(book):
     """The counts the page prints: the transformer's 44,172 (issue 20's count), chapter 2's model's 26,124."""
-    values = _chapter_5_glued()
+    values = glued("05-transformer")
     assert values["ch5_parameters_transformer"] == 44_172, values["ch5_parameters_transformer"]
     assert values["ch5_parameters_gru"] == 26_124, values["ch5_parameters_gru"]
 
@@ -576,7 +561,7 @@ def test_ch5_reversal_parameter_counts(book):
 @pytest.mark.slow
 def test_ch5_transformer_a_little_ahead_overall_and_even_at_length_16(book):
     """The prose: the transformer is a little ahead overall with both seeds; at length 16 the two are about even."""
-    values = _chapter_5_glued()
+    values = glued("05-transformer")
     for seed in (0, 1):
         transformer, gru = (values[f"ch5_reversal_accuracy_{m}_{seed}"] for m in ("transformer", "gru"))
         assert 0 < transformer - gru < 0.1, f"seed {seed}: transformer {transformer:.3f}, GRU {gru:.3f}"
@@ -589,7 +574,7 @@ def test_ch5_transformer_a_little_ahead_overall_and_even_at_length_16(book):
 def test_ch5_cross_attention_layer_2_aligns_layer_1_reads_the_length(book):
     """Layer 2's heads several times chance on the copied position, layer 1's near chance and mostly on the last
     source digit, and the length readable from the decoder's stream after layer 1's cross-attention only."""
-    values = _chapter_5_glued()
+    values = glued("05-transformer")
     chance, hits, on_last = values["ch5_hit_chance"], values["ch5_hits"], values["ch5_on_last"]
     for seed in (0, 1):
         layer_1, layer_2 = hits[f"{seed},0"], hits[f"{seed},1"]
@@ -605,7 +590,7 @@ def test_ch5_cross_attention_layer_2_aligns_layer_1_reads_the_length(book):
 @pytest.mark.book
 @pytest.mark.slow
 def test_ch5_cached_generation_gives_the_same_digits(book):
-    values = _chapter_5_glued()
+    values = glued("05-transformer")
     assert set(values["ch5_cache_differing"].values()) == {0}, values["ch5_cache_differing"]
     # The speed-up is glued into the prose as measured; tests do not assert timings.
 
@@ -614,7 +599,7 @@ def test_ch5_cached_generation_gives_the_same_digits(book):
 @pytest.mark.slow
 def test_ch5_reversal_figure_gru_below_at_most_lengths(book):
     """fig-reversal-accuracy's alt text: the GRU model lies below the transformer at most lengths (mean of seeds)."""
-    by_length = _chapter_5_glued()["ch5_reversal_by_length"]
+    by_length = glued("05-transformer")["ch5_reversal_by_length"]
     below = sum(gru < transformer for gru, transformer in zip(by_length["gru"], by_length["transformer"]))
     assert below >= 0.7 * len(by_length["gru"]), f"the GRU model is below at only {below} lengths: {by_length}"
     assert min(by_length["gru"][:3] + by_length["transformer"][:3]) > 0.97, f"not near 1 at lengths 3-5: {by_length}"
@@ -624,18 +609,12 @@ def test_ch5_reversal_figure_gru_below_at_most_lengths(book):
 # Chapter 5, induction and the canonical sentence
 # ---------------------------------------------------------------------------------------------------------------
 
-def ch5_glued():
-    """The values book/05-transformer.md glued, as the last build executed it."""
-    from tests.support.claims import glued
-    return glued("05-transformer")
-
-
 @pytest.mark.book
 @pytest.mark.slow
 def test_ch5_induction_training_curves_match_the_alt_text(book):
     """fig-induction-training's alt text: loss from about 3.3 to below 0.3 between steps 50 and 200; induction score
     from below 0.1 to above 0.9; previous-token weight from about 0.16 to about 0.5."""
-    history = np.array(ch5_glued()["ch5_induction_history"])  # rows: step, loss, previous, induction
+    history = np.array(glued("05-transformer")["ch5_induction_history"])  # rows: step, loss, previous, induction
     at = {int(step): row for step, *row in history}
     assert at[0][0] > 3.0 and at[50][0] > 2.0, f"the loss should start near 3.3 and still be high at step 50: {at[0][0]:.2f}, {at[50][0]:.2f}"
     assert at[200][0] < 0.3 and history[-1, 1] < 0.3, f"the loss should be below 0.3 from step 200: {at[200][0]:.2f}"
@@ -649,7 +628,7 @@ def test_ch5_induction_training_curves_match_the_alt_text(book):
 def test_ch5_previous_token_head_stops_by_position_not_by_block(book):
     """The prose: queries 1 to 8 follow the previous token; from position 9 on the weight is small, in the first block
     as in the repeat; induction targets are at positions 8 or before."""
-    g = ch5_glued()
+    g = glued("05-transformer")
     assert g["ch5_previous_early"] > 0.8, f"queries 1-8 put only {g['ch5_previous_early']:.2f} on the previous token"
     for name in ("ch5_previous_late_first", "ch5_previous_late_repeat"):
         assert g[name] < 0.25, f"{name} = {g[name]:.2f}: the head does not stop after position 8"
@@ -665,7 +644,7 @@ def test_ch5_ablations_show_the_circuit_is_causal(book):
     """The prose and fig-induction-ablation: removing the previous-token head makes the loss about a uniform guess or
     worse, removing both layer-2 heads worse than one, in every seed; the control head leaves it low; the induction
     head alone raises it, a little."""
-    g = ch5_glued()
+    g = glued("05-transformer")
     ablation = g["ch5_ablation"]
     uniform = np.log(24)
     nothing = np.array(ablation["nothing"])
@@ -694,7 +673,7 @@ def test_ch5_induction_head_copies(book):
     """The prose: the induction head raises the logit of the token it attends to, in every model, far more than it
     moves the other logits; and the first repeated target, which induction cannot find, is predicted by a guess of
     the first token."""
-    g = ch5_glued()
+    g = glued("05-transformer")
     for seed, (on_attended, on_others) in g["ch5_copying"].items():
         assert on_attended > 0.5 and on_attended > 5 * abs(on_others), (
             f"seed {seed}: the induction head raises the attended token's logit by {on_attended:.2f} and moves the "
@@ -711,7 +690,7 @@ def test_ch5_induction_head_copies(book):
 def test_ch5_sat_learns_to_attend_to_cat_and_mat(book):
     """The prose and fig-sat-learned: every seed learns the toy task; "sat" puts most of its weight on "cat" and "mat"
     in every seed, next to chapter 3's 0.5 and 0.5; the split varies and one seed puts nearly all on "cat"."""
-    g = ch5_glued()
+    g = glued("05-transformer")
     weights = np.array(g["ch5_sat_weights"])  # (seeds, 7): The gray cat sat on the mat
     assert weights.shape == (8, 7), f"expected 8 seeds x 7 tokens, got {weights.shape}"
     assert g["ch5_toy_accuracy_min"] > 0.95, f"a seed gets only {g['ch5_toy_accuracy_min']:.0%} of held-out sentences"
@@ -729,7 +708,7 @@ def test_ch5_sat_learns_to_attend_to_cat_and_mat(book):
 def test_ch5_the_quiet_seed_makes_mat_its_default(book):
     """The prose: the seed with the least weight on "mat" attends to every other place put in its stead, and names
     all six places right."""
-    g = ch5_glued()
+    g = glued("05-transformer")
     assert g["ch5_sat_mat_min"] < 0.05, f"no seed ignores 'mat': the least weight on it is {g['ch5_sat_mat_min']:.2f}"
     assert g["ch5_quiet_other_places_min"] > 0.3, (
         f"the quiet seed puts only {g['ch5_quiet_other_places_min']:.2f} on some other place: not 'mat as default'")
@@ -739,17 +718,11 @@ def test_ch5_the_quiet_seed_makes_mat_its_default(book):
 # ---------------------------------------------------------------------------------------------------------------
 # Chapter 5, when not and positions: the claims of "When not to use attention" and "Positions revisited".
 # ---------------------------------------------------------------------------------------------------------------
-@pytest.fixture
-def ch5_values(book):
-    from tests.support.claims import glued
-
-    return glued("05-transformer")
-
-
 @pytest.mark.book
 @pytest.mark.slow
-def test_ch5_every_head_puts_more_than_uniform_weight_on_copies_and_more_with_more_copies(ch5_values):
+def test_ch5_every_head_puts_more_than_uniform_weight_on_copies_and_more_with_more_copies(book):
     """'Every head of both models puts more there [than uniform attention], and more the more copies there are.'"""
+    ch5_values = glued("05-transformer")
     uniform = ch5_values["ch5_copy_share_uniform"]
     for task in ("independent", "relational"):
         for head in (0, 1):
@@ -762,8 +735,9 @@ def test_ch5_every_head_puts_more_than_uniform_weight_on_copies_and_more_with_mo
 
 @pytest.mark.book
 @pytest.mark.slow
-def test_ch5_the_independent_models_heads_look_more_like_counting_heads(ch5_values):
+def test_ch5_the_independent_models_heads_look_more_like_counting_heads(book):
     """'By this measure the heads of the model trained on the independent task look the most like it.'"""
+    ch5_values = glued("05-transformer")
     independent = [ch5_values[f"ch5_copy_share_independent_{h}"] for h in (0, 1)]
     relational = [ch5_values[f"ch5_copy_share_relational_{h}"] for h in (0, 1)]
     assert min(independent) > max(relational), (
@@ -773,9 +747,10 @@ def test_ch5_the_independent_models_heads_look_more_like_counting_heads(ch5_valu
 
 @pytest.mark.book
 @pytest.mark.slow
-def test_ch5_interventions_change_only_the_relational_model(ch5_values):
+def test_ch5_interventions_change_only_the_relational_model(book):
     """Removing attention leaves the independent model's accuracy; it takes the relational model (and uniform
     weights too) below always answering the most common count."""
+    ch5_values = glued("05-transformer")
     majority = ch5_values["ch5_when_not_majority"]
     assert ch5_values["ch5_when_not_independent"] > 0.99, "the transformer should do the independent task"
     assert ch5_values["ch5_when_not_independent_ablated"] >= ch5_values["ch5_when_not_independent"] - 0.005, (
@@ -788,8 +763,9 @@ def test_ch5_interventions_change_only_the_relational_model(ch5_values):
 
 @pytest.mark.book
 @pytest.mark.slow
-def test_ch5_rope_scores_are_constant_along_diagonals_and_added_sinusoids_are_not(ch5_values):
+def test_ch5_rope_scores_are_constant_along_diagonals_and_added_sinusoids_are_not(book):
     """'Along a diagonal the RoPE scores differ by rounding error; with added sinusoids by most of the map's range.'"""
+    ch5_values = glued("05-transformer")
     assert ch5_values["ch5_rope_spread"] < 1e-10, f"RoPE's spread along a diagonal: {ch5_values['ch5_rope_spread']}"
     spread, whole = ch5_values["ch5_added_spread"], ch5_values["ch5_added_range"]
     assert spread > 0.5 * whole, f"added sinusoids: spread {spread:.2f} along a diagonal, range {whole:.2f}"
@@ -804,7 +780,6 @@ CH5 = "05-transformer"
 @pytest.mark.book
 @pytest.mark.slow
 def test_ch5_one_position_gradient_is_flat_in_post_norm_and_falls_like_inverse_sqrt_depth_in_pre_norm(book):
-    from tests.support.claims import glued
     values = glued(CH5)
     post, pre, slope = values["ch5_post_position_ratio"], values["ch5_pre_position_ratio"], values["ch5_pre_position_slope"]
     assert 0.8 <= post <= 1.25, f"post-norm's per-position gradient changes by a factor {post:.2f} from 2 to 32 blocks: not flat"
@@ -816,7 +791,6 @@ def test_ch5_one_position_gradient_is_flat_in_post_norm_and_falls_like_inverse_s
 @pytest.mark.book
 @pytest.mark.slow
 def test_ch5_post_norm_mean_gradient_rises_while_its_tokens_become_parallel(book):
-    from tests.support.claims import glued
     values = glued(CH5)
     for name in ("ch5_post_mean_ratio", "ch5_post_default_mean_ratio"):
         assert values[name] > 1.2, f"{name} = {values[name]:.2f}: the mean loss's gradient does not rise with depth"
@@ -831,7 +805,6 @@ def test_ch5_post_norm_mean_gradient_rises_while_its_tokens_become_parallel(book
 @pytest.mark.book
 @pytest.mark.slow
 def test_ch5_post_norm_needs_warm_up_at_a_large_learning_rate_and_pre_norm_does_not(book):
-    from tests.support.claims import glued
     values = glued(CH5)
     cold, warm = values["ch5_accuracy_post_cold"], values["ch5_accuracy_post_warm"]
     assert len(cold) == values["ch5_train_seeds"] >= 3, "the text promises a few seeds"
@@ -844,7 +817,6 @@ def test_ch5_post_norm_needs_warm_up_at_a_large_learning_rate_and_pre_norm_does_
 @pytest.mark.book
 @pytest.mark.slow
 def test_ch5_gpt2_scaling_keeps_the_stream_the_same_size_at_any_depth(book):
-    from tests.support.claims import glued
     values = glued(CH5)
     plain, scaled, shallow = (values[f"ch5_stream_{k}"] for k in ("plain_deep", "scaled_deep", "scaled_shallow"))
     assert plain > 4, f"without the scaling, the stream grows only {plain:.2f} times over {values['ch5_stream_deepest']} blocks"
@@ -855,7 +827,6 @@ def test_ch5_gpt2_scaling_keeps_the_stream_the_same_size_at_any_depth(book):
 @pytest.mark.book
 @pytest.mark.slow
 def test_ch5_tying_with_default_embeddings_gives_huge_logits_at_init(book):
-    from tests.support.claims import glued
     values = glued(CH5)
     log_v = values["ch5_log_vocab"]
     assert values["ch5_tied_logit_std"] > 5 * values["ch5_untied_logit_std"], "tied logits are not much larger"
@@ -868,7 +839,6 @@ def test_ch5_tying_with_default_embeddings_gives_huge_logits_at_init(book):
 @pytest.mark.book
 @pytest.mark.slow
 def test_ch5_schedule_peak_and_modern_block_size(book):
-    from tests.support.claims import glued
     values = glued(CH5)
     assert values["ch5_vaswani_peak"] == pytest.approx((512 * 4000) ** -0.5), "eq. 3's peak is not (d_model warmup)^-1/2"
     old, new = values["ch5_params_2017"], values["ch5_params_modern"]
@@ -879,7 +849,6 @@ def test_ch5_schedule_peak_and_modern_block_size(book):
 @pytest.mark.book
 @pytest.mark.slow
 def test_ch5_pre_norm_without_warm_up_learns_sooner(book):
-    from tests.support.claims import glued
     values = glued(CH5)
     cold, warm, post = (values[f"ch5_median_learned_step_{k}"] for k in ("pre_cold", "pre_warm", "post_warm"))
     assert cold < warm, f"pre-norm without warm-up learns at step {cold}, not sooner than with it ({warm})"
@@ -893,7 +862,6 @@ def test_ch5_pre_norm_without_warm_up_learns_sooner(book):
 def test_ch5_quadratic_term_dominates_the_block_at_the_longest_length(book):
     """Going further, the block's time: by the formula, at n = 2048 and d_model = 64 the n^2 term is most of the
     multiply-adds (2n / (12 d_model + 2n), about 84%); the prose says the scores and weighted sum dominate."""
-    from tests.support.claims import glued
     share = glued(CH5)["ch5_cost_quadratic_share"]
     assert share == pytest.approx(2 * 2048 / (12 * 64 + 2 * 2048)), f"the glued n^2 share {share} is not the formula's"
     assert share > 0.5, f"the n^2 term is only {share:.0%} of the multiply-adds: it does not dominate"
