@@ -1,40 +1,26 @@
-"""Shared fixtures: every synthetic submission graded once, in one batch, by the real command.
+"""Shared fixtures: the book's build, and the graded batches of synthetic submissions, each graded when first asked for.
 
 Only fixtures (and the check that tests using them are marked) live here; what
-they grade is made by tests/support/.
+they grade is made by tests/support/batches.py, which also says where the
+graded results are kept between runs.
 """
 from __future__ import annotations
 
-import csv
-import os
 import shutil
-import socket
 import subprocess
 import sys
-import tempfile
 from pathlib import Path
 
 import pytest
 
 from autograde.course import EXERCISES, REPO, SOLUTIONS, assignment_ids
+from tests.support import batches
 from tests.support.commands import repo_copy
-from tests.support.submissions import (
-    ALTERNATIVES,
-    MUTANTS,
-    TAMPERING,
-    WRONG_SOFTMAX,
-    digest,
-    format_damaged,
-    odd_submissions,
-    stealing_cell,
-    structurally_damaged,
-)
-from tests.support.synthetic import completed_notebook, write_reference_class, write_submission
+from tests.support.submissions import digest, mutants
 
-CELL_TIMEOUT = 20  # seconds; the slowest reference cell (chapter 2's training) takes under 10
-BATCH_JOBS = 2  # worker processes of the batch, forced (see `graded`)
 HTML = REPO / "_build" / "html"
 JUPYTER_BOOK = Path(sys.executable).parent / "jupyter-book"
+BATCH_FIXTURES = {"graded", "graded_fresh", "grade_chapter"}  # the fixtures that grade: slow, in the sandbox
 
 
 @pytest.fixture(scope="session")
@@ -50,89 +36,51 @@ def book():
 
 
 def pytest_collection_modifyitems(items):
-    """A test that uses the graded class is slow and runs student code in the sandbox: it must say so.
+    """A test that uses a graded batch is slow and runs student code in the sandbox: it must say so.
 
     Markers are what `pytest -m "not slow"` selects on, so a missing one would
     put minutes into the quick run; this makes forgetting one an error at once.
     """
-    unmarked = [item.nodeid for item in items if "graded" in getattr(item, "fixturenames", ())
+    unmarked = [item.nodeid for item in items if BATCH_FIXTURES & set(getattr(item, "fixturenames", ()))
                 and not {"slow", "sandbox"} <= {m.name for m in item.iter_markers()}]
     if unmarked:
-        raise pytest.UsageError("tests that use the `graded` fixture must be marked slow and sandbox: "
-                                + ", ".join(unmarked[:5]))
+        raise pytest.UsageError(f"tests that use a graded batch ({', '.join(sorted(BATCH_FIXTURES))}) must be marked "
+                                "slow and sandbox: " + ", ".join(unmarked[:5]))
+
+
+@pytest.fixture(scope="session")
+def grade_chapter(tmp_path_factory):
+    """``grade_chapter(assignment)``: chapter `assignment`'s batch (see :func:`tests.support.batches.write_chapter`),
+    graded the first time any test asks for it, as a :class:`tests.support.batches.Batch`.
+
+    A session that selects one chapter's tests grades that chapter only.
+    """
+    scratch = tmp_path_factory.mktemp("chapters")
+    done: dict[str, batches.Batch] = {}
+
+    def graded(assignment: str) -> batches.Batch:
+        if assignment not in done:
+            if assignment not in assignment_ids():
+                raise KeyError(f"no chapter {assignment!r}: {assignment_ids()}")
+            picked = [path for a, _, path in mutants() if a == assignment]
+            done[assignment] = batches.grade_cached(
+                f"chapter-{assignment}", lambda folder: batches.write_chapter(folder, assignment, picked), scratch)
+        return done[assignment]
+
+    return graded
 
 
 @pytest.fixture(scope="session")
 def graded(tmp_path_factory):
-    """Grade the reference, the untouched notebook, every mutant and alternative and some broken submissions at once.
+    """Chapter 1's broken, damaged and hostile submissions (:func:`tests.support.batches.write_odd`), graded once."""
+    return batches.grade_cached("odd", batches.write_odd, tmp_path_factory.mktemp("odd"))
 
-    Returns ``{"scores": {(student, assignment, grade_id): row}, "grades": {(student, assignment): row},
-    "out": Path, "proc": CompletedProcess, "inputs_unchanged": bool, "notes": {(student, assignment): [note]},
-    "escaped": {"connected": bool, "written": [path]}}``: whether the stealing submission reached the network or
-    wrote any of its marker files.
-    """
-    base = tmp_path_factory.mktemp("grading")
-    submissions, out = base / "submitted", base / "out"
-    write_reference_class(submissions, assignment_ids(), MUTANTS, ALTERNATIVES)
-    first = assignment_ids()[0]
-    (submissions / "no-notebook" / first).mkdir(parents=True)
-    broken = submissions / "not-a-notebook" / first / f"{first}.ipynb"
-    broken.parent.mkdir(parents=True)
-    broken.write_text("this is not JSON")
-    for student, nb in odd_submissions(first).items():
-        write_submission(nb, submissions, student, first)
-    for student, nb in structurally_damaged(first).items():
-        write_submission(nb, submissions, student, first)
-    for student, text in format_damaged(first).items():
-        (submissions / student / first).mkdir(parents=True)
-        (submissions / student / first / f"{first}.ipynb").write_text(text)
-    stub = "# YOUR CODE HERE\nraise NotImplementedError()"
-    write_submission(completed_notebook(first, {"softmax": stub}), submissions, "untouched-softmax-only", first)
-    write_submission(completed_notebook(first, {"nadaraya_watson": stub}), submissions, "nadaraya-watson-undone", first)
-    write_submission(completed_notebook(first, {"softmax": WRONG_SOFTMAX}), submissions, "wrong-softmax", first)
-    for student, cell in TAMPERING.items():
-        write_submission(completed_notebook(first, {"softmax": cell}), submissions, student, first)
-    listener = socket.create_server(("127.0.0.1", 0))
-    listener.setblocking(False)
-    markers = [REPO / "written-by-a-submission", submissions / "written-by-a-submission",
-               out.parent / "written-by-a-submission", Path(tempfile.gettempdir()) / f"written-by-a-submission-{os.getpid()}"]
-    cell = stealing_cell(SOLUTIONS / first / f"{first}.py", markers, listener.getsockname()[1])
-    write_submission(completed_notebook(first, {"softmax": cell}), submissions, "steals", first)
-    empty = submissions / "empty-file" / first / f"{first}.ipynb"
-    empty.parent.mkdir(parents=True)
-    empty.write_bytes(b"")
 
-    before = digest(SOLUTIONS, EXERCISES, submissions)
-    scratch_before = set(Path(tempfile.gettempdir()).glob("ag-*"))
-    # Two workers whatever the machine: test_parallel_grading_equals_sequential compares this parallel batch with
-    # a sequential regrade, which on a one-core machine (where the default is one job) would compare nothing.
-    proc = subprocess.run(
-        [sys.executable, "-m", "autograde", "grade", str(submissions), "--out", str(out), "--quiet",
-         "--timeout", str(CELL_TIMEOUT), "--jobs", str(BATCH_JOBS)],
-        # About 20 minutes on two idle cores; on a shared machine it took longer than the 20-minute limit this had.
-        cwd=REPO, capture_output=True, text=True, timeout=3600,
-    )
-    assert proc.returncode == 0, f"autograde grade failed:\n{proc.stdout}\n{proc.stderr}"
-    with open(out / "scores.csv", newline="") as f:
-        scores = {(r["student_id"], r["assignment"], r["grade_id"]): r for r in csv.DictReader(f)}
-    with open(out / "grades.csv", newline="") as f:
-        grades = {(r["student_id"], r["assignment"]): r for r in csv.DictReader(f)}
-    unchanged = digest(SOLUTIONS, EXERCISES, submissions) == before
-    try:
-        listener.accept()
-        connected = True
-    except BlockingIOError:
-        connected = False
-    listener.close()
-    written = [str(m) for m in markers if m.exists()]
-    left_behind = sorted(str(p) for p in set(Path(tempfile.gettempdir()).glob("ag-*")) - scratch_before)
-    with open(out / "notes.csv", newline="") as f:
-        notes = {}
-        for r in csv.DictReader(f):
-            notes.setdefault((r["student_id"], r["assignment"]), []).append(r["note"])
-    return {"scores": scores, "grades": grades, "out": out, "proc": proc, "inputs_unchanged": unchanged,
-            "submissions": submissions, "notes": notes, "escaped": {"connected": connected, "written": written},
-            "scratch_left_behind": left_behind}
+@pytest.fixture(scope="session")
+def graded_fresh(tmp_path_factory):
+    """The few submissions whose tests read what the run itself did (:func:`tests.support.batches.write_fresh`),
+    graded from nothing in every session, with ``escaped`` and ``scratch_left_behind`` recorded."""
+    return batches.grade_fresh(tmp_path_factory.mktemp("fresh"))
 
 
 @pytest.fixture(scope="session")

@@ -30,7 +30,8 @@ def reference_solutions(assignment: str) -> dict[str, str]:
 @pytest.mark.sandbox
 @pytest.mark.parametrize(("assignment", "grade_id", "path"), ALTERNATIVES,
                          ids=[f"{a}::{g}/{p.stem}" for a, g, p in ALTERNATIVES])
-def test_alternative_keeps_every_point(graded, assignment, grade_id, path):
+def test_alternative_keeps_every_point(grade_chapter, assignment, grade_id, path):
+    graded = grade_chapter(assignment)
     student = alternative_student(grade_id, path)
     rows = [graded["scores"][(student, assignment, c)] for c in graded_cell_ids(assignment)]
     lost = [f"{r['grade_id']} ({r['status']}: {r['message']})" for r in rows if float(r["score"]) < float(r["max_score"])]

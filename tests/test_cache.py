@@ -99,3 +99,26 @@ def test_a_damaged_saved_result_is_graded_again(notebook, tmp_path):
                     '"max_score": 1, "status": "no such status", "message": ""}]}'):
         path.write_text(damaged.replace("PARTS", json.dumps(parts)))
         assert load_result(out, "ann", FIRST, parts) is None, damaged
+
+
+@pytest.mark.parametrize("change", ["upgraded", "installed"])
+def test_the_key_changes_with_any_installed_package(notebook, tmp_path, monkeypatch, change):
+    # hypothesis is what the hidden tests draw their cases with: a grade depends on its version as much as on numpy's.
+    # The fingerprint is kept per folder and process: each case uses a fresh copy of the grader.
+    import importlib.metadata
+
+    key = result_key(notebook, FIRST, SETTINGS, package=package_copy(tmp_path / "before"))
+    real = list(importlib.metadata.distributions())
+
+    class Changed:
+        def __init__(self, name, version):
+            self.metadata, self.version = {"Name": name}, version
+
+    if change == "upgraded":
+        fake = [Changed(d.metadata["Name"], d.version + ".post1") if d.metadata["Name"] == "hypothesis" else d
+                for d in real]
+        assert fake != real, "hypothesis is not installed: the case proves nothing"
+    else:
+        fake = [*real, Changed("some-package-a-kernel-could-import", "1.0")]
+    monkeypatch.setattr(importlib.metadata, "distributions", lambda: iter(fake))
+    assert result_key(notebook, FIRST, SETTINGS, package=package_copy(tmp_path / "after")) != key

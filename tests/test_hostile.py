@@ -1,7 +1,8 @@
 """Submissions that are broken, damaged or hostile: each graded right, none stopping the batch, none escaping.
 
-All of them are chapter 1 notebooks graded in the session's batch (conftest's
-`graded` fixture) through the real command, in the sandbox.
+All of them are chapter 1 notebooks graded through the real command, in the sandbox,
+in conftest's `graded` batch (or `graded_fresh`, where a test reads what the run
+itself did: the executed notebook, what escaped, the scratch folders left).
 """
 import csv
 import socket
@@ -36,7 +37,8 @@ def softmax_tests():
 
 @pytest.mark.slow
 @pytest.mark.sandbox
-def test_a_submission_cannot_read_the_solution_write_outside_or_reach_the_network(graded):
+def test_a_submission_cannot_read_the_solution_write_outside_or_reach_the_network(graded_fresh):
+    graded = graded_fresh
     rows = rows_of(graded, "steals")
     for cell in softmax_tests():
         assert rows[cell]["status"] == "error" and float(rows[cell]["score"]) == 0, rows[cell]
@@ -68,7 +70,8 @@ def test_the_stealing_submission_does_steal_without_the_sandbox(tmp_path):
 
 @pytest.mark.slow
 @pytest.mark.sandbox
-def test_every_kernel_scratch_folder_is_removed(graded):
+def test_every_kernel_scratch_folder_is_removed(graded_fresh):
+    graded = graded_fresh
     assert graded["scratch_left_behind"] == []
 
 
@@ -213,7 +216,8 @@ def test_a_segfault_inside_a_test_fails_that_test_and_the_rest_is_graded(graded)
 
 @pytest.mark.slow
 @pytest.mark.sandbox
-def test_huge_output_is_cut_and_costs_nothing(graded):
+def test_huge_output_is_cut_and_costs_nothing(graded_fresh):
+    graded = graded_fresh
     rows = rows_of(graded, "huge-output")
     assert {r["status"] for r in rows.values()} == {"passed"}
     assert any("cut short" in n for n in graded["notes"][("huge-output", FIRST)])

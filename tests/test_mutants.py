@@ -36,7 +36,8 @@ COSTS_ELSEWHERE: dict[tuple[str, str, str], str] = {}
 @pytest.mark.slow
 @pytest.mark.sandbox
 @pytest.mark.parametrize(("assignment", "grade_id", "path"), MUTANTS, ids=[f"{a}::{g}/{p.stem}" for a, g, p in MUTANTS])
-def test_mutant_loses_points(graded, assignment, grade_id, path):
+def test_mutant_loses_points(grade_chapter, assignment, grade_id, path):
+    graded = grade_chapter(assignment)
     student = mutant_student(grade_id, path)
     cells = cells_checking(grade_id, graded_cell_ids(assignment))
     assert cells, f"{grade_id} has no test cells"
@@ -52,7 +53,8 @@ def test_mutant_loses_points(graded, assignment, grade_id, path):
 @pytest.mark.slow
 @pytest.mark.sandbox
 @pytest.mark.parametrize(("assignment", "grade_id", "path"), MUTANTS, ids=[f"{a}::{g}/{p.stem}" for a, g, p in MUTANTS])
-def test_a_mistake_costs_points_only_in_its_own_cells(graded, assignment, grade_id, path):
+def test_a_mistake_costs_points_only_in_its_own_cells(grade_chapter, assignment, grade_id, path):
+    graded = grade_chapter(assignment)
     student = mutant_student(grade_id, path)
     all_cells = graded_cell_ids(assignment)
     own = set(cells_checking(grade_id, all_cells))

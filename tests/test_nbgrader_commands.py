@@ -64,7 +64,7 @@ def test_nbgrader_autograde_from_the_autograde_folder_grades_as_the_grader_does(
     # As an instructor's shell has it: the virtual environment not activated (its bin/ not on PATH).
     env = {**os.environ, "PATH": os.pathsep.join(p for p in os.environ["PATH"].split(os.pathsep)
                                                    if Path(p).resolve() != Path(sys.executable).parent.resolve())}
-    # The student "wrong-softmax" of the session's batch: its softmax cells lose points, the others keep them.
+    # The student "wrong-softmax" of the odd batch (`graded`): its softmax cells lose points, the others keep them.
     write_submission(completed_notebook(FIRST, {"softmax": WRONG_SOFTMAX}), course / "course" / "submitted",
                      "wrong-softmax", FIRST)
     repository_before = snapshot()

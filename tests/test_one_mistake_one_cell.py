@@ -3,10 +3,10 @@
 Issue 19 found chapter 5 answers that broke the instructions and kept every
 point, one post-norm mistake that cost in two cells, a missing causal mask
 blamed on the layer order, and a softmax left undone that cost chapter 1's
-measuring exercises too. Those mutants are part of the corpus the class batch
-(`graded`) grades once by the real command; these tests read exactly where
-each loses. (That the new alternatives keep every point under the stricter
-tests is test_alternatives.py's check, on the same batch.)
+measuring exercises too. Those mutants are graded with their chapter's batch
+(conftest's `grade_chapter`); these tests read exactly where each loses. (That
+the new alternatives keep every point under the stricter tests is
+test_alternatives.py's check, on the same batches.)
 """
 from __future__ import annotations
 
@@ -57,9 +57,9 @@ MUTANTS_HERE = [(a, g, p) for a, g, p in mutants() if (a, g, p.stem) in CASES]
 
 
 @pytest.fixture(scope="session")
-def graded_few(graded):
-    """The class batch's scores by (student, assignment, cell): it grades every mutant and alternative once already."""
-    return graded["scores"]
+def graded_few(grade_chapter):
+    """Chapters 1 and 5's scores by (student, assignment, cell), from their graded batches."""
+    return {**grade_chapter(CH1)["scores"], **grade_chapter(CH5)["scores"]}
 
 
 def lost_cells(scores, student, assignment):

@@ -10,8 +10,8 @@ IDS = [f"{a}::{g}" for a, g in CELLS]
 @pytest.mark.slow
 @pytest.mark.sandbox
 @pytest.mark.parametrize(("assignment", "grade_id"), CELLS, ids=IDS)
-def test_reference_solution_passes(graded, assignment, grade_id):
-    row = graded["scores"][("reference", assignment, grade_id)]
+def test_reference_solution_passes(grade_chapter, assignment, grade_id):
+    row = grade_chapter(assignment)["scores"][("reference", assignment, grade_id)]
     assert row["status"] == "passed", f"reference solution fails {grade_id}: {row['message']}"
     assert float(row["score"]) == float(row["max_score"]) > 0
 
@@ -19,8 +19,8 @@ def test_reference_solution_passes(graded, assignment, grade_id):
 @pytest.mark.slow
 @pytest.mark.sandbox
 @pytest.mark.parametrize(("assignment", "grade_id"), CELLS, ids=IDS)
-def test_untouched_notebook_scores_zero(graded, assignment, grade_id):
-    row = graded["scores"][("untouched", assignment, grade_id)]
+def test_untouched_notebook_scores_zero(grade_chapter, assignment, grade_id):
+    row = grade_chapter(assignment)["scores"][("untouched", assignment, grade_id)]
     assert float(row["score"]) == 0.0, f"the untouched notebook earns points on {grade_id}"
     assert row["status"] == "error" and row["message"], row
 
@@ -35,6 +35,6 @@ def test_every_solution_cell_is_tested(assignment):
 @pytest.mark.slow
 @pytest.mark.sandbox
 @pytest.mark.parametrize("assignment", assignment_ids())
-def test_reference_totals_full_marks(graded, assignment):
-    row = graded["grades"][("reference", assignment)]
+def test_reference_totals_full_marks(grade_chapter, assignment):
+    row = grade_chapter(assignment)["grades"][("reference", assignment)]
     assert float(row["score"]) == float(row["max_score"]) > 0

@@ -164,7 +164,7 @@ def test_a_dead_kernels_last_words_are_kept_in_its_note(limits):
 @pytest.mark.slow
 @pytest.mark.sandbox
 def test_a_segfaults_last_words_are_kept(graded):
-    # The session's batch: a cell that reads address 0; Python's fault handler reports it in the kernel's log.
+    # The odd batch (`graded`): a cell that reads address 0; Python's fault handler reports it in the kernel's log.
     notes = " ".join(graded["notes"][("segfaults-in-a-test", FIRST)])
     assert "kernel died" in notes and "Segmentation fault" in notes, notes
 

@@ -1,6 +1,6 @@
 """Submissions of chapter 1 that misbehave as students' notebooks do, and where the mutants and alternatives are.
 
-Generators only: the session's `graded` fixture (conftest.py) grades what they
+Generators only: the batches of tests/support/batches.py grade what they
 make, and the tests in test_hostile.py read the results by student id.
 """
 from __future__ import annotations

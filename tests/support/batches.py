@@ -1,0 +1,193 @@
+"""The classes of synthetic submissions the slow tests grade, one batch per chapter or purpose, and how to grade one.
+
+Each batch is graded by the real command (``python -m autograde grade``) the
+first time a test asks for it (conftest.py's fixtures), into a persistent
+folder under :data:`CACHE` (git-ignored): the grader keeps every result there,
+keyed by everything the grade depends on, so a rerun grades only what changed.
+
+- ``chapter-<a>``: the reference, the untouched notebook, every correct
+  alternative and the sampled mutants of chapter `a` (the other mutants are
+  judged in-process);
+- ``odd``: chapter 1's broken, damaged and hostile submissions, and one file
+  that is not a notebook for every chapter (so the report covers them all);
+- ``fresh``: the few chapter 1 submissions whose tests read what a run did
+  (the executed notebooks, what escaped, which scratch folders were left),
+  graded from nothing every run.
+"""
+from __future__ import annotations
+
+import contextlib
+import csv
+import fcntl
+import os
+import socket
+import subprocess
+import sys
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from autograde.course import EXERCISES, REPO, SOLUTIONS, assignment_ids
+from tests.support.submissions import (
+    ALTERNATIVES,
+    TAMPERING,
+    WRONG_SOFTMAX,
+    digest,
+    format_damaged,
+    odd_submissions,
+    stealing_cell,
+    structurally_damaged,
+)
+from tests.support.synthetic import (
+    alternative_student,
+    completed_notebook,
+    mutant_files,
+    mutant_student,
+    student_notebook,
+    write_submission,
+)
+
+CACHE = REPO / ".grading-cache"  # persistent between test runs; `rm -rf .grading-cache` grades everything again
+CELL_TIMEOUT = 20  # seconds; the slowest reference cell (chapter 2's training) takes under 10
+JOBS = 2  # worker processes, forced: test_parallel_grading_equals_sequential needs a parallel batch
+STUB = "# YOUR CODE HERE\nraise NotImplementedError()"
+# Odd submissions whose tests read the executed notebook: graded in the fresh batch.
+READ_EXECUTED = ("prints-to-stderr", "huge-output")
+
+
+@dataclass
+class Batch:
+    """A graded batch: scores.csv and grades.csv by key, notes.csv, the folders, and what the run did."""
+
+    scores: dict  # (student, assignment, grade_id) -> scores.csv row
+    grades: dict  # (student, assignment) -> grades.csv row
+    notes: dict  # (student, assignment) -> [note]
+    out: Path
+    submissions: Path
+    proc: subprocess.CompletedProcess
+    inputs_unchanged: bool  # solutions/, exercises/ and the submissions are byte for byte what they were
+    extra: dict = field(default_factory=dict)
+
+    def __getitem__(self, key: str):
+        """The batch as the mapping the tests read (``graded["scores"]``)."""
+        return self.extra[key] if key in self.extra else getattr(self, key)
+
+
+def write_chapter(folder: Path, assignment: str, mutants: list[Path] = ()) -> None:
+    """The reference, the untouched notebook, every alternative of `assignment` and the mutant files `mutants`."""
+    write_submission(completed_notebook(assignment), folder, "reference", assignment)
+    write_submission(student_notebook(assignment), folder, "untouched", assignment)
+    variants = [(alternative_student, p) for p in mutant_files(ALTERNATIVES) if p[0] == assignment]
+    variants += [(mutant_student, (assignment, Path(m).parent.name, Path(m))) for m in mutants]
+    for student_id, (_, grade_id, path) in variants:
+        nb = completed_notebook(assignment, {grade_id: path.read_text()})
+        write_submission(nb, folder, student_id(grade_id, path), assignment)
+
+
+def write_odd(folder: Path) -> None:
+    """Chapter 1's odd, damaged and tampering submissions, beside its reference and untouched notebook."""
+    first = assignment_ids()[0]
+    write_submission(completed_notebook(first), folder, "reference", first)
+    write_submission(student_notebook(first), folder, "untouched", first)
+    (folder / "no-notebook" / first).mkdir(parents=True)
+    for assignment in assignment_ids():  # (no kernel runs for these: every chapter is in the report at no cost)
+        broken = folder / "not-a-notebook" / assignment / f"{assignment}.ipynb"
+        broken.parent.mkdir(parents=True)
+        broken.write_text("this is not JSON")
+    for student, nb in odd_submissions(first).items():
+        if student not in READ_EXECUTED:
+            write_submission(nb, folder, student, first)
+    for student, nb in structurally_damaged(first).items():
+        write_submission(nb, folder, student, first)
+    for student, text in format_damaged(first).items():
+        (folder / student / first).mkdir(parents=True)
+        (folder / student / first / f"{first}.ipynb").write_text(text)
+    write_submission(completed_notebook(first, {"nadaraya_watson": STUB}), folder, "nadaraya-watson-undone", first)
+    write_submission(completed_notebook(first, {"softmax": WRONG_SOFTMAX}), folder, "wrong-softmax", first)
+    for student, cell in TAMPERING.items():
+        write_submission(completed_notebook(first, {"softmax": cell}), folder, student, first)
+    empty = folder / "empty-file" / first / f"{first}.ipynb"
+    empty.parent.mkdir(parents=True)
+    empty.write_bytes(b"")
+
+
+def write_fresh(folder: Path, markers: list[Path], port: int) -> None:
+    """The submissions whose tests read what this very run did, and what they are compared with.
+
+    ``steals`` tries to read the solution, write each of `markers` and connect
+    to 127.0.0.1:`port`; ``untouched-softmax-only`` scores what it would
+    without stealing. Reference, untouched and wrong-softmax give two workers
+    something to grade that a sequential regrade can compare.
+    """
+    first = assignment_ids()[0]
+    write_submission(completed_notebook(first), folder, "reference", first)
+    write_submission(student_notebook(first), folder, "untouched", first)
+    write_submission(completed_notebook(first, {"softmax": WRONG_SOFTMAX}), folder, "wrong-softmax", first)
+    write_submission(completed_notebook(first, {"softmax": STUB}), folder, "untouched-softmax-only", first)
+    for student, nb in odd_submissions(first).items():
+        if student in READ_EXECUTED:
+            write_submission(nb, folder, student, first)
+    cell = stealing_cell(SOLUTIONS / first / f"{first}.py", markers, port)
+    write_submission(completed_notebook(first, {"softmax": cell}), folder, "steals", first)
+
+
+@contextlib.contextmanager
+def locked(folder: Path):
+    """Hold `folder`'s lock: two test runs on one checkout never grade into the same cached folder at once."""
+    folder.mkdir(parents=True, exist_ok=True)
+    with open(folder / ".lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        yield
+
+
+def grade(submissions: Path, out: Path, *options: str) -> Batch:
+    """Grade `submissions` into `out` with the real command, at the tests' limits, and read what it wrote."""
+    before = digest(SOLUTIONS, EXERCISES, submissions)
+    proc = subprocess.run(
+        [sys.executable, "-m", "autograde", "grade", str(submissions), "--out", str(out), "--quiet",
+         "--timeout", str(CELL_TIMEOUT), "--jobs", str(JOBS), *options],
+        cwd=REPO, capture_output=True, text=True, timeout=3600)
+    assert proc.returncode == 0, f"autograde grade failed:\n{proc.stdout}\n{proc.stderr}"
+    with open(out / "scores.csv", newline="") as f:
+        scores = {(r["student_id"], r["assignment"], r["grade_id"]): r for r in csv.DictReader(f)}
+    with open(out / "grades.csv", newline="") as f:
+        grades = {(r["student_id"], r["assignment"]): r for r in csv.DictReader(f)}
+    notes: dict = {}
+    with open(out / "notes.csv", newline="") as f:
+        for r in csv.DictReader(f):
+            notes.setdefault((r["student_id"], r["assignment"]), []).append(r["note"])
+    return Batch(scores, grades, notes, out, submissions, proc, digest(SOLUTIONS, EXERCISES, submissions) == before)
+
+
+def grade_cached(name: str, write, scratch: Path) -> Batch:
+    """Write batch `name`'s submissions (by calling `write(folder)`) under `scratch` and grade them into the cached
+    folder ``CACHE/name``: what an earlier run graded with the same notebook, exercise, settings and grader is
+    reused."""
+    submissions = scratch / name / "submitted"
+    write(submissions)
+    with locked(CACHE / name):
+        return grade(submissions, CACHE / name / "out")
+
+
+def grade_fresh(scratch: Path) -> Batch:
+    """Grade the fresh batch from nothing, and record whether the stealing submission got anywhere."""
+    submissions, out = scratch / "fresh" / "submitted", scratch / "fresh" / "out"
+    listener = socket.create_server(("127.0.0.1", 0))
+    listener.setblocking(False)
+    markers = [REPO / "written-by-a-submission", submissions / "written-by-a-submission",
+               out.parent / "written-by-a-submission",
+               Path(tempfile.gettempdir()) / f"written-by-a-submission-{os.getpid()}"]
+    write_fresh(submissions, markers, listener.getsockname()[1])
+    scratch_before = set(Path(tempfile.gettempdir()).glob("ag-*"))
+    batch = grade(submissions, out)
+    try:
+        listener.accept()
+        connected = True
+    except BlockingIOError:
+        connected = False
+    listener.close()
+    written = [str(m) for m in markers if m.exists()]
+    left_behind = sorted(str(p) for p in set(Path(tempfile.gettempdir()).glob("ag-*")) - scratch_before)
+    batch.extra = {"escaped": {"connected": connected, "written": written}, "scratch_left_behind": left_behind}
+    return batch
+
