@@ -3,17 +3,21 @@
 Compiling: ``solutions/<a>/<a>.py`` (jupytext source) → :mod:`autograde.compile`
 → ``exercises/<a>/<a>.ipynb`` (the student notebook).
 
-Grading (:mod:`autograde.grade` runs the steps in this order; each module
-imports only modules of earlier steps):
+Grading (:mod:`autograde.grade` runs the steps) is layered in this order; a module imports only from its own
+layer or earlier ones (``tests/test_package.py`` checks it):
 
-1. :mod:`autograde.collect` (with :mod:`autograde.lms`): submissions as an LMS exports them → nbgrader's layout;
-2. :mod:`autograde.normalise` (with :mod:`autograde.sources`): each notebook read, salvaged, rebuilt on the released one;
-3. :mod:`autograde.execute` (with :mod:`autograde.kernel_manager`, :mod:`autograde.sandbox`,
-   :mod:`autograde.kernel_guard`): nbgrader runs it, sandboxed and guarded, recording events in cell metadata;
-4. :mod:`autograde.classify`: a :class:`~autograde.classify.Status` and a message per test cell, and notes;
-5. :mod:`autograde.cache`: results kept between runs, keyed by everything a grade depends on;
-6. :mod:`autograde.worker` and :mod:`autograde.run`: one submission in a worker's course; many on an executor;
-7. :mod:`autograde.outputs`, :mod:`autograde.feedback`, :mod:`autograde.report` (templates in
-   ``autograde/templates``): scores.csv, grades.csv, notes.csv, feedback pages and the report;
-8. :mod:`autograde.gradebook`: the grades filled into an LMS gradebook export.
+0. the course, shared by every step: :mod:`autograde.course` (paths, settings, nbgrader courses),
+   :mod:`autograde.reference` (the solutions as code), :mod:`autograde.sources` (code read without running it);
+1. :mod:`autograde.intake`: submissions as an LMS exports them → nbgrader's layout (``collect``, ``lms``); each
+   notebook read, salvaged, rebuilt on the released one (``normalise``);
+2. :mod:`autograde.run`: nbgrader runs a notebook (``execute``) in a sandboxed (``kernel_manager``, ``sandbox``),
+   guarded (``guard``) kernel, recording events in cell metadata;
+3. :mod:`autograde.results`: a :class:`~autograde.results.classify.Status` and a message per test cell, and notes
+   (``classify``, ``tracebacks``); results kept between runs, keyed by everything a grade depends on (``cache``);
+   scores.csv, grades.csv, notes.csv (``outputs``);
+4. :mod:`autograde.batch`: one submission in a worker's course (``worker``); many on an executor (``pool``);
+5. :mod:`autograde.pages`: feedback pages and the report (``feedback``, ``outline``, ``report``; templates in
+   ``autograde/pages/templates``, rendered by ``render``);
+6. :mod:`autograde.gradebook`: the grades filled into an LMS gradebook export;
+7. the commands: :mod:`autograde.grade`, :mod:`autograde.compile`, ``__main__`` (the command line).
 """

@@ -19,7 +19,7 @@ from traitlets import Bool, Enum, HasTraits, Integer, List, TraitError, Unicode
 from traitlets.config import Application, Config, Configurable
 
 from .course import assignment_ids, load_config
-from .lms import LAYOUTS
+from .intake.lms import LAYOUTS
 
 PROG = "python -m autograde"
 # The settings each option of `grade` sets, in the class that uses it.
@@ -55,7 +55,9 @@ def main(argv: list[str] | None = None) -> int:
 def configurable_classes() -> list[type]:
     """Every configurable class of the package that grading uses, each once (its settings can be typed as
     ``--Class.name=value`` and are listed by ``--help-all``)."""
-    from . import collect, execute, gradebook, kernel_manager  # noqa: F401 (they define the classes)
+    from . import gradebook  # noqa: F401 (they define the classes)
+    from .intake import collect  # noqa: F401
+    from .run import execute, kernel_manager  # noqa: F401
 
     found, todo = [], [Configurable]
     while todo:

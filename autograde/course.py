@@ -105,9 +105,9 @@ def nbgrader_config(root: Path, timeout: int | None = None, kernel: dict | None 
     `overrides` (settings by class name, ``{"GuardedExecute": {"timeout": 30}}``:
     what the command line set) go over the file's, for the class named.
     `timeout`, if given, replaces the per-cell time limit in seconds (set for
-    :class:`autograde.execute.GuardedExecute`, the class that runs the cells, so
+    :class:`autograde.run.execute.GuardedExecute`, the class that runs the cells, so
     that it wins over a value the file sets for it or for nbgrader's Execute);
-    `kernel` sets options of :class:`autograde.kernel_manager.SandboxKernelManager`
+    `kernel` sets options of :class:`autograde.run.kernel_manager.SandboxKernelManager`
     (``sandbox``, ``memory_mib``, ``threads``, ...).
     """
     config = load_config()

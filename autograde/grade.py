@@ -1,10 +1,10 @@
 """Grade a folder or zip of submissions: the pipeline's steps, in order, and the run's result.
 
-collect (:mod:`autograde.collect`) → reuse what the cache holds
-(:mod:`autograde.cache`) → grade the rest on an executor (:mod:`autograde.run`;
-each submission in :mod:`autograde.worker`: normalise, execute, classify) →
-write scores.csv, grades.csv, notes.csv (:mod:`autograde.outputs`), feedback
-(:mod:`autograde.feedback`) and report.html (:mod:`autograde.report`). The
+collect (:mod:`autograde.intake.collect`) → reuse what the cache holds
+(:mod:`autograde.results.cache`) → grade the rest on an executor (:mod:`autograde.batch.pool`;
+each submission in :mod:`autograde.batch.worker`: normalise, execute, classify) →
+write scores.csv, grades.csv, notes.csv (:mod:`autograde.results.outputs`), feedback
+(:mod:`autograde.pages.feedback`) and report.html (:mod:`autograde.pages.report`). The
 submissions and the repository are only read.
 
 A run writes into a fresh folder inside the output folder and swaps it in at
@@ -31,18 +31,19 @@ from traitlets import Type
 from traitlets.config import Configurable
 from traitlets.utils.importstring import import_item
 
-from . import cache, worker
-from .classify import CellResult, Graded, Status, same_for_all
-from .collect import OUTPUT_MARKER, Collect, Unmatched, collect, write_unmatched
+from .batch import worker
+from .batch.pool import run_all
+from .batch.worker import SandboxUnavailable
 from .course import REPO, assignment_ids, configured, nbgrader_config
-from .execute import GuardedExecute, grading_settings
-from .feedback import write_feedback
-from .kernel_manager import SandboxKernelManager
-from .outputs import write_csvs, write_notes
-from .report import write_report
-from .run import run_all
-from .sandbox import check_sandbox
-from .worker import SandboxUnavailable
+from .intake.collect import OUTPUT_MARKER, Collect, Unmatched, collect, write_unmatched
+from .pages.feedback import write_feedback
+from .pages.report import write_report
+from .results import cache
+from .results.classify import CellResult, Graded, Status, same_for_all
+from .results.outputs import write_csvs, write_notes
+from .run.execute import GuardedExecute, grading_settings
+from .run.kernel_manager import SandboxKernelManager
+from .run.sandbox import check_sandbox
 
 __all__ = ["MARKER", "OWN_FILES", "OWN_FOLDERS", "GradeResult", "SandboxUnavailable", "default_jobs", "grade",
            "settings_in_force"]
@@ -60,7 +61,7 @@ _NEXT, _OLD = ".autograde-next-", ".autograde-old-"
 
 def settings_in_force(overrides: dict | None = None) -> dict:
     """Every setting grading runs under, nbgrader_config.py's with `overrides` over them: the limits by their short
-    names (:func:`autograde.execute.grading_settings`) and every setting of the classes that run a notebook, as
+    names (:func:`autograde.run.execute.grading_settings`) and every setting of the classes that run a notebook, as
     ``Class.name`` (so that one the command line sets, or one added later, is in the cache key)."""
     overrides = overrides or {}
     config = nbgrader_config(Path("."), overrides=overrides)
@@ -170,7 +171,7 @@ def grade(submissions: Path, out: Path, assignments: list[str] | None = None, pr
     feedback/ and report.html into `out`.
 
     `submissions` is a folder or zip in nbgrader's submitted layout or as an
-    LMS exports it (see :mod:`autograde.collect`; `lms` forces a layout,
+    LMS exports it (see :mod:`autograde.intake.collect`; `lms` forces a layout,
     `student_pattern` reads student ids from flat file names). Every student
     gets rows for each of `assignments` (default: every assignment that anyone
     submitted), with status ``missing`` where they have no notebook. Grades
@@ -183,11 +184,11 @@ def grade(submissions: Path, out: Path, assignments: list[str] | None = None, pr
     graded on that cluster's workers instead. The limits are nbgrader_config.py's,
     and each of `timeout` (seconds per cell), `memory_mib` (address space),
     `processes`, `disk_mib` and `sandbox` replaces its setting where given
-    (:class:`autograde.kernel_manager.SandboxKernelManager`), as do
+    (:class:`autograde.run.kernel_manager.SandboxKernelManager`), as do
     `overrides`, settings by class name (``{"GuardedExecute": {"timeout": 30}}``,
     what the command line sets): they go over the file's whatever class it
     sets them for. The cache key holds every setting in force. Kernels run in a
-    bubblewrap sandbox (:mod:`autograde.sandbox`) unless the sandbox is off;
+    bubblewrap sandbox (:mod:`autograde.run.sandbox`) unless the sandbox is off;
     when no sandbox can be made, :class:`SandboxUnavailable` is raised before
     anything is graded. A submission that cannot be graded gets rows with a
     status saying why and no points; it never stops the others.

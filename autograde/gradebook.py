@@ -33,8 +33,8 @@ from pathlib import Path
 from traitlets import Enum
 from traitlets.config import Configurable
 
-from .collect import match_assignment
-from .lms import read_cell, safe_id, spreadsheet_cell
+from .intake.collect import match_assignment
+from .intake.lms import read_cell, safe_id, spreadsheet_cell
 
 log = logging.getLogger(__name__)
 

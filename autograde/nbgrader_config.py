@@ -21,7 +21,7 @@ from nbconvert.preprocessors import ClearMetadataPreprocessor
 from nbgrader.preprocessors import AssignLatePenalties, CheckCellMetadata, IgnorePattern, LimitOutput, SaveAutoGrades
 
 from autograde.course import prepare_nbgrader
-from autograde.execute import GuardedExecute, StderrIsNotFailure
+from autograde.run.execute import GuardedExecute, StderrIsNotFailure
 
 c = get_config()  # noqa: F821 (provided by traitlets when nbgrader loads this file)
 
@@ -49,7 +49,7 @@ c.GuardedExecute.notebook_timeout = 600
 # Graded kernels are killed, not asked to shut down: nothing in them needs saving (saves ~0.2 s a notebook).
 c.Execute.shutdown_kernel = "immediate"
 
-# Student code runs in a bubblewrap sandbox (see autograde/sandbox.py) with these limits. These are the
+# Student code runs in a bubblewrap sandbox (see autograde/run/sandbox.py) with these limits. These are the
 # defaults of `python -m autograde grade` too: its options (--timeout, --memory, ...) override only what is typed,
 # and always win, whichever class a value here is set for (`python -m autograde grade --help-all` lists them all).
 c.SandboxKernelManager.sandbox = True
@@ -66,6 +66,6 @@ c.Collect.max_notebook_mib = 50
 c.GradebookExport.missing = "blank"
 
 # nbgrader's default autograde steps, with execution hardened against broken and hostile
-# submissions (autograde/execute.py), plus: stderr of a test cell is not a failure.
+# submissions (autograde/run/execute.py), plus: stderr of a test cell is not a failure.
 c.Autograde.autograde_preprocessors = [GuardedExecute, StderrIsNotFailure, IgnorePattern, ClearMetadataPreprocessor,
                                        LimitOutput, SaveAutoGrades, AssignLatePenalties, CheckCellMetadata]

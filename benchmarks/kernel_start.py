@@ -2,7 +2,7 @@
 
     .venv/bin/python -m benchmarks.kernel_start [--repeat 15] [--no-sandbox]
 
-Starts a kernel the way grading does (:class:`autograde.execute.SandboxKernelManager`,
+Starts a kernel the way grading does (:class:`autograde.run.kernel_manager.SandboxKernelManager`,
 with nbgrader_config.py's limits), waits for its first reply, kills it, and
 prints the best and the median of `--repeat` such starts.
 """
@@ -15,7 +15,7 @@ import time
 from pathlib import Path
 
 from autograde.course import nbgrader_config
-from autograde.kernel_manager import SandboxKernelManager
+from autograde.run.kernel_manager import SandboxKernelManager
 
 REPO = Path(__file__).resolve().parent.parent
 

@@ -4,9 +4,9 @@ import shutil
 
 import pytest
 
-from autograde.cache import PACKAGE, grader_fingerprint, key_parts, load_result, result_key, save_result
-from autograde.classify import CellResult, Graded, Status
 from autograde.course import SOLUTIONS, assignment_ids
+from autograde.results.cache import PACKAGE, grader_fingerprint, key_parts, load_result, result_key, save_result
+from autograde.results.classify import CellResult, Graded, Status
 
 FIRST, SECOND = assignment_ids()[:2]
 SETTINGS = {"timeout": 60, "sandbox": True, "memory_mib": 4096, "file_size_mib": 512, "max_processes": 128,
@@ -65,8 +65,8 @@ def test_the_key_changes_with_the_graders_code_templates_and_settings(notebook, 
     (same / "notes.txt").write_text("not code")
     key = result_key(notebook, FIRST, SETTINGS, package=same)
     assert key == result_key(notebook, FIRST, SETTINGS, package=package_copy(tmp_path / "again"))
-    for n, (name, change) in enumerate([("normalise.py", "\n# a change to the grader's code\n"),
-                                        ("templates/feedback.html.j2", "\n{# a change to a page #}\n"),
+    for n, (name, change) in enumerate([("intake/normalise.py", "\n# a change to the grader's code\n"),
+                                        ("pages/templates/feedback.html.j2", "\n{# a change to a page #}\n"),
                                         ("nbgrader_config.py", "\nc.Execute.timeout = 45\n")]):
         changed = package_copy(tmp_path / f"changed-{n}")
         (changed / name).write_text((changed / name).read_text() + change)

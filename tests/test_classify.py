@@ -5,7 +5,8 @@ import nbformat
 import pytest
 from nbgrader.utils import determine_grade
 
-from autograde.classify import (
+from autograde.course import assignment_ids
+from autograde.results.classify import (
     MIN_HIDDEN_CHARS,
     STUDENT_MESSAGE_CHARS,
     CellResult,
@@ -19,10 +20,9 @@ from autograde.classify import (
     hidden_test_lines,
     timed_out,
 )
-from autograde.course import assignment_ids
-from autograde.execute import Event, events, no_verdict, record
-from autograde.outputs import write_csvs
-from autograde.tracebacks import REDACTED, fold, squeeze
+from autograde.results.outputs import write_csvs
+from autograde.results.tracebacks import REDACTED, fold, squeeze
+from autograde.run.execute import Event, events, no_verdict, record
 
 FIRST = assignment_ids()[0]
 

@@ -8,8 +8,8 @@ import zipfile
 import nbformat
 import pytest
 
-from autograde.collect import clean_stem, collect, match_assignment
 from autograde.course import REPO, assignment_ids
+from autograde.intake.collect import clean_stem, collect, match_assignment
 from tests.support.synthetic import completed_notebook
 
 ASSIGNMENTS = assignment_ids()
@@ -219,8 +219,8 @@ def test_a_single_huge_notebook_in_a_zip_is_refused_before_extraction(tmp_path):
 
 
 def test_a_notebook_over_the_per_notebook_limit_is_refused_from_a_zip_and_from_a_folder(tmp_path):
-    from autograde.collect import Collect
     from autograde.course import load_config
+    from autograde.intake.collect import Collect
 
     limit = Collect(config=load_config()).max_notebook_mib
     assert 0 < limit <= 100, f"the per-notebook limit ({limit} MiB) is not far below the 4 GiB total"
@@ -247,7 +247,7 @@ def test_a_notebook_over_the_per_notebook_limit_is_refused_from_a_zip_and_from_a
 
 def test_the_graders_own_output_inside_the_submissions_folder_is_no_student(tmp_path):
     # `grade class --out class/grades`: the output of the last run (marked as the grader's) is not read as a student.
-    from autograde.collect import OUTPUT_MARKER
+    from autograde.intake.collect import OUTPUT_MARKER
 
     src = tmp_path / "class"
     touch(src / "alice" / f"{FIRST}.ipynb")

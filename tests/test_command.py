@@ -43,7 +43,7 @@ def test_help_all_lists_every_setting_of_every_configurable_class(capsys):
 
     from traitlets.config import Configurable
 
-    for module in ("collect", "execute", "gradebook", "kernel_manager", "sandbox"):  # (where the classes live)
+    for module in ("intake.collect", "run.execute", "gradebook", "run.kernel_manager", "run.sandbox"):  # (where the classes live)
         importlib.import_module(f"autograde.{module}")
 
     text = help_text(capsys, "grade", "--help-all")
@@ -90,7 +90,7 @@ def test_a_mistyped_option_or_value_is_an_error_not_ignored(tmp_path, capsys):
 def test_the_settings_in_the_cache_key_read_the_same_after_grading_made_its_objects():
     # (A class setting given by its dotted name becomes the class once an instance is made: same key, same class.)
     from autograde.grade import settings_in_force
-    from autograde.kernel_manager import SandboxKernelManager
+    from autograde.run.kernel_manager import SandboxKernelManager
 
     before = settings_in_force({"GuardedExecute": {"timeout": 7}})
     SandboxKernelManager()

@@ -7,10 +7,10 @@ import io
 import pytest
 
 from autograde import gradebook
-from autograde.classify import CellResult, Status
-from autograde.collect import Unmatched, write_unmatched
 from autograde.course import assignment_ids
-from autograde.outputs import write_csvs, write_notes
+from autograde.intake.collect import Unmatched, write_unmatched
+from autograde.results.classify import CellResult, Status
+from autograde.results.outputs import write_csvs, write_notes
 
 FIRST, SECOND = assignment_ids()[:2]
 COLUMN, OTHER = "01 Weighted sum (5501)", "02 Additive attention (5502)"

@@ -12,7 +12,7 @@ import pytest
 from markupsafe import escape  # as the pages' templates escape text
 
 from autograde.course import REPO, SOLUTIONS, assignment_ids, cells_checking, graded_cell_ids, source_notebook
-from autograde.outline import outline
+from autograde.pages.outline import outline
 from tests.support.leaks import secret_lines
 from tests.support.pages import blocks, table_with
 from tests.support.submissions import stealing_cell
@@ -325,7 +325,7 @@ def test_a_failure_of_the_grader_costs_one_submission_and_is_retried_next_run(tm
     import importlib
 
     grading = importlib.import_module("autograde.grade")
-    worker = importlib.import_module("autograde.worker")
+    worker = importlib.import_module("autograde.batch.worker")
     for student in ("alice", "bob"):
         write_submission(completed_notebook(FIRST), tmp_path / "class", student, FIRST)
     genuine = worker._grade_submission

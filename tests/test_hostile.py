@@ -13,8 +13,8 @@ import tempfile
 import nbformat
 import pytest
 
-from autograde import sandbox
 from autograde.course import REPO, SOLUTIONS, assignment_ids, cells_checking, graded_cell_ids
+from autograde.run import sandbox
 from tests.support.submissions import TAMPERING, format_damaged, stealing_cell, structurally_damaged
 from tests.support.synthetic import completed_notebook, write_submission
 

@@ -10,7 +10,7 @@ from IPython.core.interactiveshell import InteractiveShell
 
 import autograde
 
-GUARD_FILE = Path(autograde.__file__).parent / "kernel_guard.py"
+GUARD_FILE = Path(autograde.__file__).parent / "run" / "guard.py"
 
 
 @pytest.fixture
@@ -168,7 +168,7 @@ def test_install_answers_only_through_a_signed_entry_point_with_no_module_to_fin
 def test_an_error_output_is_cut_as_it_arrives_and_kept():
     # (The grader's side: GuardedExecute.output.) A 5-million-character exception would be copied into every file
     # the grader writes; it is cut to a fifth of max_output_chars for the message and for the traceback.
-    from autograde.execute import GuardedExecute
+    from autograde.run.execute import GuardedExecute
 
     executor = GuardedExecute(max_output_chars=1000)
     executor._cut, executor._chars, executor.clear_before_next_output = set(), {}, False

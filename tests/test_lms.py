@@ -1,6 +1,6 @@
 """Exports as LMSs write them, in; gradebooks as LMSs read them, out; all through the real command (issue 11).
 
-Each fixture follows the system's own naming (see autograde/lms.py for the
+Each fixture follows the system's own naming (see autograde/intake/lms.py for the
 schemes and where they come from). Most notebooks here are cheap stand-ins that
 grade without a kernel and tell by their error message which file was graded:
 an empty file ("the submitted file is empty") or one that is not JSON ("not a

@@ -5,10 +5,10 @@ import json
 import nbformat
 import pytest
 
+from autograde.batch.worker import answer_names
 from autograde.course import EXERCISES, assignment_ids, source_notebook
-from autograde.normalise import Unreadable, read_submission, rebuild, salvage
+from autograde.intake.normalise import Unreadable, read_submission, rebuild, salvage
 from autograde.reference import solution_code
-from autograde.worker import answer_names
 
 FIRST = assignment_ids()[0]
 

@@ -3,7 +3,7 @@ import nbformat
 import pytest
 
 from autograde.course import assignment_ids, source_notebook
-from autograde.outline import describe, outline
+from autograde.pages.outline import describe, outline
 
 
 def _notebook(*cells) -> nbformat.NotebookNode:

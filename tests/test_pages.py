@@ -7,11 +7,11 @@ from pathlib import Path
 import pytest
 from markupsafe import escape
 
-from autograde import feedback
-from autograde.classify import CellResult, Status
-from autograde.feedback import feedback_context, write_feedback
-from autograde.outline import Check, Exercise
-from autograde.report import write_report
+from autograde.pages import feedback
+from autograde.pages.feedback import feedback_context, write_feedback
+from autograde.pages.outline import Check, Exercise
+from autograde.pages.report import write_report
+from autograde.results.classify import CellResult, Status
 
 HOSTILE = "<script>alert('x')</script> & friends"
 
@@ -226,8 +226,8 @@ def test_chromium_typesets_the_maths_of_a_feedback_page_offline(tmp_path):
 def test_notes_are_redacted_on_the_report_and_feedback_pages_whoever_made_them(tmp_path, monkeypatch):
     # A note quotes what student code wrote (a dead kernel's last words); the pages redact every note against the
     # assignment's hidden tests themselves, whether or not it was redacted before, and in disguise too (capitals).
-    from autograde.classify import hidden_test_lines
-    from autograde.tracebacks import REDACTED
+    from autograde.results.classify import hidden_test_lines
+    from autograde.results.tracebacks import REDACTED
 
     line = 'expect_close(got, [0.25, 0.0, 0.75], "softmax([0, -inf, log 3]) (a -inf score must get weight exactly 0)", warned=warned)'
     assert "".join(line.split()).casefold() in hidden_test_lines("01-weighted-sum"), "pick another hidden line"

@@ -3,9 +3,9 @@ from pathlib import Path, PurePosixPath
 
 import pytest
 
-from autograde import lms
-from autograde.collect import clean_stem, match_assignment
 from autograde.course import assignment_ids
+from autograde.intake import lms
+from autograde.intake.collect import clean_stem, match_assignment
 
 ASSIGNMENTS = assignment_ids()
 FIRST = ASSIGNMENTS[0]

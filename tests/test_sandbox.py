@@ -16,9 +16,9 @@ from pathlib import Path
 
 import pytest
 
-from autograde import sandbox
 from autograde.course import REPO, assignment_ids, cells_checking, graded_cell_ids, source_notebook
 from autograde.reference import solution_code
+from autograde.run import sandbox
 from tests.support.commands import grade_command, read_rows, repo_copy
 from tests.support.synthetic import completed_notebook, write_submission
 
@@ -255,7 +255,7 @@ def kernel_command(monkeypatch, made) -> tuple[list[str], object]:
     """The kernel command a SandboxKernelManager builds when make_memory_cgroup gives `made`, and the manager."""
     import asyncio
 
-    from autograde.kernel_manager import SandboxKernelManager
+    from autograde.run.kernel_manager import SandboxKernelManager
 
     if made is not None:
         monkeypatch.setattr(sandbox, "make_memory_cgroup", lambda name, limit: made)
@@ -269,7 +269,7 @@ def kernel_command(monkeypatch, made) -> tuple[list[str], object]:
 
 
 def test_without_a_cgroup_the_kernel_starts_with_the_per_process_limit_and_the_log_says_so(monkeypatch, caplog):
-    from autograde import kernel_manager
+    from autograde.run import kernel_manager
 
     monkeypatch.setitem(kernel_manager._said, "no cgroup", False)
     with caplog.at_level("WARNING", logger="autograde"):

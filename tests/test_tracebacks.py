@@ -7,9 +7,9 @@ import nbclient
 import nbformat
 import pytest
 
-from autograde.classify import hidden_test_lines, hidden_tests
 from autograde.course import assignment_ids, source_notebook
-from autograde.tracebacks import (
+from autograde.results.classify import hidden_test_lines, hidden_tests
+from autograde.results.tracebacks import (
     REDACTED,
     Frame,
     Hidden,

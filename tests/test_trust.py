@@ -189,7 +189,7 @@ def test_the_sandbox_limits_processes_and_disk_per_kernel(tmp_path):
     scratch = tmp_path / "scratch"
     scratch.mkdir()
     (scratch / "kernel.json").write_text("{}")
-    from autograde import sandbox
+    from autograde.run import sandbox
 
     launcher = [sys.executable, str(sandbox.LAUNCHER), "--memory", "2000", "--file-size", "7", "--threads", "3",
                 "--processes", "20", "--disk", "48", "--"]
@@ -252,7 +252,7 @@ def test_a_killed_worker_costs_one_retry_then_a_report_and_the_rest_is_graded(tm
     assert len(workers) >= 3  # (the check below is not vacuous: three pools at least, each with a worker)
     left = [folder for pid in workers for folder in Path(tempfile.gettempdir()).glob(f"ag-{pid}-*")]
     assert left == [], "kernel folders of lost or ended workers are left behind"
-    from autograde.sandbox import _own_memory_cgroup
+    from autograde.run.sandbox import _own_memory_cgroup
 
     parent, _ = _own_memory_cgroup()  # (the kernels' memory cgroups, where they can be made, lie below it)
     cgroups = [folder for pid in workers for folder in Path(parent).glob(f"ag-{pid}-*")] if parent else []
@@ -267,7 +267,7 @@ def test_a_worker_ended_while_it_holds_tempfiles_lock_still_ends(tmp_path):
     code = (
         "import sys, tempfile, time\n"
         "from pathlib import Path\n"
-        "from autograde import worker\n"
+        "from autograde.batch import worker\n"
         "worker.start_pool_worker(Path(sys.argv[1]), 1, None)\n"
         "tempfile.tempdir = None\n"
         "tempfile._once_lock.acquire()  # as if interrupted there\n"

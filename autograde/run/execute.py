@@ -1,7 +1,7 @@
 """How nbgrader executes a submission here: sandboxed kernels, guarded tests, capped outputs, dead kernels survived.
 
 nbgrader_config.py puts :class:`GuardedExecute` in place of nbgrader's
-``Execute`` step (with :class:`autograde.kernel_manager.SandboxKernelManager`
+``Execute`` step (with :class:`autograde.run.kernel_manager.SandboxKernelManager`
 behind it) and :class:`StderrIsNotFailure` after it, so both
 ``python -m autograde grade`` and nbgrader's own ``nbgrader autograde`` grade
 this way.
@@ -12,7 +12,7 @@ What happened to a cell is recorded in that cell's metadata, as data
 because the notebook's time limit had passed, {"notebook_timeout": seconds}),
 "cut_short": {"kept_chars": n}}`` (only the events that happened). The cell's
 outputs still show the student what happened, and an error output makes
-nbgrader score a test cell 0, but :mod:`autograde.classify` reads the record,
+nbgrader score a test cell 0, but :mod:`autograde.results.classify` reads the record,
 never the text.
 """
 from __future__ import annotations
@@ -33,9 +33,9 @@ from nbformat import NotebookNode
 from nbgrader.preprocessors import Execute, NbGraderPreprocessor
 from traitlets import Bool, Integer
 
-from .course import configured, nbgrader_config
+from ..course import configured, nbgrader_config
+from ..sources import defined_names, free_names, imported_packages
 from .kernel_manager import SandboxKernelManager
-from .sources import defined_names, free_names, imported_packages
 
 __all__ = ["EVENTS_KEY", "Event", "GuardedExecute", "SandboxKernelManager", "StderrIsNotFailure", "error_output",
            "events", "grading_settings", "no_verdict", "record"]
@@ -68,7 +68,7 @@ def events(cell) -> dict[Event, dict]:
 
 @functools.cache
 def _guard_source() -> str:
-    return (Path(__file__).resolve().parent / "kernel_guard.py").read_text()
+    return (Path(__file__).resolve().parent / "guard.py").read_text()
 
 
 def grading_settings(timeout: int | None = None, kernel: dict | None = None) -> dict:
@@ -130,7 +130,7 @@ class GuardedExecute(Execute):
     """nbgrader's Execute, hardened for hostile or broken submissions.
 
     - Before the first cell the kernel records the functions tests rely on
-      (:mod:`autograde.kernel_guard`); before each test cell they are put back
+      (:mod:`autograde.run.guard`); before each test cell they are put back
       (event ``restored`` on that cell), and a test cell during which student
       code changed them fails with ``TamperingError`` (event ``tampered``).
     - A cell's output is cut at `max_output_chars` characters as it arrives,

@@ -1,14 +1,14 @@
 """Classify an executed notebook's test cells: one :class:`Status` and one message per cell, and notes.
 
 The inputs are the points nbgrader's gradebook gave each test cell and the
-executed notebook, in which :mod:`autograde.execute` recorded, as metadata,
+executed notebook, in which :mod:`autograde.run.execute` recorded, as metadata,
 what happened to each cell (killed, tampered, timed out, ...). The status is
 read from that record and from the type of the exception a cell raised, never
 from text the grader wrote into an output.
 
 Nothing a student is shown carries a line of the hidden tests: every message
 and note is redacted against them (:func:`hidden_tests`,
-:func:`autograde.tracebacks.redact`) when a :class:`CellResult` or a
+:func:`autograde.results.tracebacks.redact`) when a :class:`CellResult` or a
 :class:`Graded` is made, and the message of an exception the student's own
 code raised is cut to its first line (:data:`STUDENT_MESSAGE_CHARS` characters
 at most), shown with the student's own line.
@@ -22,9 +22,9 @@ from enum import StrEnum
 
 import nbformat
 
-from .course import EXERCISES, source_notebook
-from .execute import Event, events
-from .normalise import first_line
+from ..course import EXERCISES, source_notebook
+from ..intake.normalise import first_line
+from ..run.execute import Event, events
 from .tracebacks import Hidden, graders_own_verdict, redact, squeeze, student_frame
 
 # The message of an exception raised by the student's own code: its first line, at most this long.
@@ -108,7 +108,7 @@ class Graded:
 def hidden_tests(assignment: str) -> Hidden:
     """What of `assignment`'s hidden tests (between ``### BEGIN HIDDEN TESTS`` and ``### END HIDDEN TESTS`` in
     solutions/<a>/<a>.py) no student may be shown: its lines of at least :data:`MIN_HIDDEN_CHARS` characters (white
-    space removed) and windows of its code (:class:`autograde.tracebacks.Hidden`), less what the released notebook
+    space removed) and windows of its code (:class:`autograde.results.tracebacks.Hidden`), less what the released notebook
     shows anyway (``super().__init__()``, code its instructions give); nothing for an assignment the course lacks."""
     try:
         cells = source_notebook(assignment).cells
@@ -135,7 +135,7 @@ def hidden_tests(assignment: str) -> Hidden:
 
 
 def hidden_test_lines(assignment: str) -> tuple[str, ...]:
-    """The whole lines of :func:`hidden_tests`, folded (:func:`autograde.tracebacks.fold`), longest first."""
+    """The whole lines of :func:`hidden_tests`, folded (:func:`autograde.results.tracebacks.fold`), longest first."""
     return hidden_tests(assignment).lines
 
 
@@ -174,10 +174,10 @@ def error_details(cell, notebook: nbformat.NotebookNode | None = None, hidden: H
 
     A test's own message is shown in full (at most :data:`TEST_MESSAGE_CHARS`
     characters); the message of any other exception (the student's code on
-    the way to it, or a library: :func:`autograde.tracebacks.graders_own_verdict`),
+    the way to it, or a library: :func:`autograde.results.tracebacks.graders_own_verdict`),
     only its first line (at most :data:`STUDENT_MESSAGE_CHARS`). Either is redacted
     against `hidden` (:func:`hidden_tests`). The frame is the last one in a
-    cell the student wrote (:mod:`autograde.tracebacks`); the frame, and whose
+    cell the student wrote (:mod:`autograde.results.tracebacks`); the frame, and whose
     the exception is, are known only when `notebook`, the executed notebook, is
     given (without it, the message counts as the student's).
     """

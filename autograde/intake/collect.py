@@ -1,7 +1,7 @@
 """Collect submissions as instructors get them into nbgrader's submitted layout.
 
 Accepted inputs: an LMS export (Canvas, Moodle, Blackboard, Google Classroom,
-Gradescope; see :mod:`autograde.lms`), nbgrader's own layout
+Gradescope; see :mod:`autograde.intake.lms`), nbgrader's own layout
 (``<student>/<assignment>/<assignment>.ipynb``), one folder per student or
 ``<student>_<anything>.ipynb`` files, as a folder or a zip file, also wrapped in
 one top folder. File names such as ``Copy of 01-weighted-sum (1).ipynb`` are
@@ -203,7 +203,7 @@ def collect(source: Path, dest: Path, assignments: list[str], student_pattern: s
             roster: Path | None = None, lms_name: str | None = None, settings: Collect | None = None) -> Collected:
     """Copy every recognised submission under `source` to ``dest/<student>/<a>/<a>.ipynb``.
 
-    The export's layout is recognised (:func:`autograde.lms.recognise`)
+    The export's layout is recognised (:func:`autograde.intake.lms.recognise`)
     unless `lms_name` forces one or `student_pattern` gives the regular
     expression that reads student ids from flat file names. The students are
     those of the roster if one is given (a roster CSV has a ``student_id``
@@ -212,7 +212,7 @@ def collect(source: Path, dest: Path, assignments: list[str], student_pattern: s
     notebooks for one assignment, the latest is graded (by the attempt the
     LMS's naming records, else by the file's date, in a zip the archive's) and
     the others are reported. Whose a file is comes from the LMS's own fields
-    only (:mod:`autograde.lms`); an LMS user id read under two student ids, and
+    only (:mod:`autograde.intake.lms`); an LMS user id read under two student ids, and
     (in layouts whose names carry no user id) two notebooks under one name for
     one assignment, are never merged: none of them is graded, all are reported
     and logged as warnings.

@@ -11,9 +11,9 @@ import io
 from collections import Counter, defaultdict
 from pathlib import Path
 
-from .classify import CellResult, Status, hidden_tests
-from .pages import render
-from .tracebacks import redact
+from ..results.classify import CellResult, Status, hidden_tests
+from ..results.tracebacks import redact
+from .render import render
 
 
 def _png(fig) -> str:
@@ -84,7 +84,7 @@ def write_report(rows: list[CellResult], path: Path, seconds: float, graded: int
     """Write the instructor's HTML report to `path`: score distributions, pass rate per test cell, problems, run time.
 
     `graded` is the number of notebooks this run graded (the others were
-    reused) in `seconds`. `notes` (as for :func:`autograde.feedback.write_feedback`)
+    reused) in `seconds`. `notes` (as for :func:`autograde.pages.feedback.write_feedback`)
     are listed at the end: the notebooks the grader repaired, and those flagged for tampering.
     """
     path.write_text(render("report.html.j2", **report_context(rows, seconds, graded, notes)))

@@ -1,7 +1,7 @@
 """Write the grading's tables: scores.csv (one row per test cell), grades.csv (one per submission) and notes.csv.
 
 No text cell starts a spreadsheet formula (a student id or a message from student code could): such text gets a
-leading "'" (:func:`autograde.lms.spreadsheet_cell`).
+leading "'" (:func:`autograde.intake.lms.spreadsheet_cell`).
 """
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ import csv
 from dataclasses import asdict
 from pathlib import Path
 
+from ..intake.lms import spreadsheet_cell
 from .classify import CellResult
-from .lms import spreadsheet_cell
 
 SCORE_COLUMNS = ["student_id", "lms_user_id", "assignment", "grade_id", "score", "max_score", "status", "message"]
 GRADE_COLUMNS = ["student_id", "lms_user_id", "assignment", "score", "max_score"]

@@ -24,7 +24,7 @@ from pathlib import Path
 
 import nbformat
 
-from .sources import defined_names
+from ..sources import defined_names
 
 log = logging.getLogger(__name__)
 

@@ -4,7 +4,7 @@ The page is what a teacher would hand back: a summary (points, the exercises
 that lost the most points, linked), the grader's notes on the notebook, then
 each exercise under its own title from the notebook, with its points and, for
 every test cell, what it checks in words (the cell's description line, see
-:mod:`autograde.outline`) and, where points were lost, the test's message in
+:mod:`autograde.pages.outline`) and, where points were lost, the test's message in
 full and the line of the student's own code an error came from. It never shows
 test code, so hidden tests stay hidden. The template
 (``templates/feedback.html.j2``) gets this structured and decides the layout.
@@ -25,11 +25,11 @@ from pathlib import Path
 
 from markupsafe import Markup, escape
 
-from .classify import CellResult, Status, hidden_tests
-from .course import source_notebook
+from ..course import source_notebook
+from ..results.classify import CellResult, Status, hidden_tests
+from ..results.tracebacks import redact
 from .outline import Exercise, outline
-from .pages import render
-from .tracebacks import redact
+from .render import render
 
 # Inline maths as the notebooks write it: $...$ (not $$, not an escaped \$; as in pandoc, no space inside the
 # dollars and no digit right after the closing one, so "$5 and $6" is money).

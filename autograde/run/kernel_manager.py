@@ -1,8 +1,8 @@
 """The kernel manager grading uses: each kernel in its own scratch folder, under limits, in the sandbox.
 
 nbgrader_config.py names it (``c.SandboxKernelManager.*``) and
-:class:`autograde.execute.GuardedExecute` starts every kernel with it. The
-launcher it puts in front of the kernel command is :mod:`autograde.sandbox`.
+:class:`autograde.run.execute.GuardedExecute` starts every kernel with it. The
+launcher it puts in front of the kernel command is :mod:`autograde.run.sandbox`.
 """
 from __future__ import annotations
 
@@ -24,7 +24,7 @@ _said = {"no cgroup": False}  # what this process has logged once
 
 
 class SandboxKernelManager(AsyncKernelManager):
-    """Starts each kernel through :mod:`autograde.sandbox`: its own scratch folder, limits, and bubblewrap.
+    """Starts each kernel through :mod:`autograde.run.sandbox`: its own scratch folder, limits, and bubblewrap.
 
     The connection file and the kernel's log live in a fresh folder per
     kernel, removed when the kernel is cleaned up. In the sandbox, the kernel's

@@ -1,6 +1,6 @@
 """Runs inside the student's kernel: undo monkeypatching of what the tests rely on, and report it.
 
-:class:`autograde.execute.GuardedExecute` sends this file's source to each
+:class:`autograde.run.execute.GuardedExecute` sends this file's source to each
 kernel before the first cell, runs it in a namespace of its own (not a module
 in ``sys.modules``, with a private copy of the builtins) and calls
 :func:`install`, which puts one entry point in ``builtins`` under a name drawn

@@ -17,12 +17,12 @@ import sys
 from dataclasses import asdict
 from pathlib import Path
 
+from ..course import SOLUTIONS
 from .classify import CellResult, Graded
-from .course import SOLUTIONS
 
 log = logging.getLogger(__name__)
 
-PACKAGE = Path(__file__).resolve().parent
+PACKAGE = Path(__file__).resolve().parent.parent  # the whole package, autograde/
 
 
 def grader_fingerprint(package: Path = PACKAGE) -> str:
@@ -57,7 +57,7 @@ def key_parts(notebook: Path, assignment: str, settings: dict, solutions: Path =
     """A hash of each thing a submission's grade depends on, by name (to tell which one changed).
 
     The notebook, the exercise's source in `solutions`, the effective limits
-    (`settings`, as :func:`autograde.execute.grading_settings` gives them, so a
+    (`settings`, as :func:`autograde.run.execute.grading_settings` gives them, so a
     default changed in nbgrader_config.py counts too) and the grader in `package`.
     """
     def sha(data: bytes) -> str:

@@ -25,14 +25,22 @@ from pathlib import Path
 import nbformat
 from nbgrader.api import Gradebook, MissingEntry
 
-from .classify import Graded, Status, autograde_failure, cell_results, execution_notes, graded_cells, same_for_all
-from .course import EXERCISES, make_course, source_notebook
-from .execute import grading_settings
-from .kernel_manager import remove_scratch_of
-from .normalise import Unreadable, first_line, read_submission, rebuild
-from .reference import solution_code
-from .sandbox import check_sandbox, memory_cgroup_parent
-from .sources import defined_names
+from ..course import EXERCISES, make_course, source_notebook
+from ..intake.normalise import Unreadable, first_line, read_submission, rebuild
+from ..reference import solution_code
+from ..results.classify import (
+    Graded,
+    Status,
+    autograde_failure,
+    cell_results,
+    execution_notes,
+    graded_cells,
+    same_for_all,
+)
+from ..run.execute import grading_settings
+from ..run.kernel_manager import remove_scratch_of
+from ..run.sandbox import check_sandbox, memory_cgroup_parent
+from ..sources import defined_names
 
 log = logging.getLogger(__name__)
 
@@ -52,7 +60,7 @@ def start(base: Path, threads: int, timeout: int | None, kernel: dict | None = N
     Kernels started from here use at most `threads` threads for NumPy and
     PyTorch, so that parallel workers share the cores instead of fighting over
     them; `timeout` and `kernel` (options of
-    :class:`autograde.kernel_manager.SandboxKernelManager`) and `overrides`
+    :class:`autograde.run.kernel_manager.SandboxKernelManager`) and `overrides`
     (any class's settings, by class name) are what the instructor typed over
     nbgrader_config.py's settings.
     """
@@ -131,7 +139,7 @@ def answer_names(assignment: str) -> dict[str, frozenset]:
 def grade_submission(student: str, assignment: str, notebook: Path) -> Graded:
     """Autograde one submitted notebook in this worker's course and return its rows and notes.
 
-    The notebook is first rebuilt on the released one (:mod:`autograde.normalise`),
+    The notebook is first rebuilt on the released one (:mod:`autograde.intake.normalise`),
     so copied, deleted, moved or unlabelled cells cost nothing. Whatever goes
     wrong, the submission gets rows: the batch goes on.
     """
