@@ -1,0 +1,112 @@
+"""Grading does not depend on what else runs on the machine (issue 21).
+
+A cell's time limit must not be spent waiting for a CPU that other programs
+hold: a correct answer on a busy grading server keeps its points. The starved
+case runs the grader and its kernel on one core beside busy loops pinned to
+that same core, which is what a loaded machine does to a kernel, made certain.
+"""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from datetime import datetime
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from autograde.course import REPO, assignment_ids, cells_checking, graded_cell_ids, source_notebook
+from autograde.reference import solution_code
+from tests.support.commands import read_rows
+from tests.support.synthetic import completed_notebook, write_submission
+
+FIRST = assignment_ids()[0]
+LIMIT = 3  # seconds per cell in the starved run
+BURN = 1.5  # seconds of CPU the slow correct answer uses: half its limit
+COMPETITORS = 3  # busy loops on the kernel's core: it gets a quarter of it, so BURN takes about 6 s of wall clock
+SLEEP = 120  # a cell that sleeps this long must still be stopped at LIMIT (sleeping is not waiting for a CPU)
+
+
+def reference(grade_id: str) -> str:
+    """The reference answer of chapter 1's `grade_id`."""
+    cell = next(c for c in source_notebook(FIRST).cells if c.metadata.get("nbgrader", {}).get("grade_id") == grade_id)
+    return solution_code(cell.source)
+
+
+def burning(grade_id: str, seconds: float) -> str:
+    """The reference answer after `seconds` of CPU time spent in a busy loop (a correct, slow answer)."""
+    return (f"import time as _time\n_start = _time.process_time()\nwhile _time.process_time() - _start < {seconds}:\n"
+            f"    pass\n" + reference(grade_id))
+
+
+def wall_seconds(notebook: Path, grade_id: str) -> float:
+    """How long the cell `grade_id` of an executed notebook ran by the wall clock (nbclient's timing record)."""
+    cell = next(c for c in nbformat.read(notebook, as_version=4).cells
+                if c.metadata.get("nbgrader", {}).get("grade_id") == grade_id)
+    timing = cell.metadata["execution"]
+    start, end = (datetime.fromisoformat(timing[k].replace("Z", "+00:00"))
+                  for k in ("iopub.execute_input", "shell.execute_reply"))
+    return (end - start).total_seconds()
+
+
+@pytest.fixture(scope="module")
+def starved(tmp_path_factory):
+    """Chapter 1 graded with a LIMIT-second cell limit on one core shared with COMPETITORS busy loops.
+
+    Student ``slow-but-correct`` burns BURN s of CPU in its softmax answer;
+    ``sleeper`` sleeps SLEEP s in it. The busy loops are ended whatever happens.
+    """
+    base = tmp_path_factory.mktemp("starved")
+    write_submission(completed_notebook(FIRST, {"softmax": burning("softmax", BURN)}), base / "class",
+                     "slow-but-correct", FIRST)
+    write_submission(completed_notebook(FIRST, {"softmax": f"import time\ntime.sleep({SLEEP})\n" + reference("softmax")}),
+                     base / "class", "sleeper", FIRST)
+    core = max(os.sched_getaffinity(0))
+    busy = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(COMPETITORS)]
+    try:
+        for process in busy:
+            os.sched_setaffinity(process.pid, {core})
+        proc = subprocess.run(
+            [sys.executable, "-m", "autograde", "grade", str(base / "class"), "--out", str(base / "out"), "--quiet",
+             "--jobs", "1", "--timeout", str(LIMIT)],
+            cwd=REPO, capture_output=True, text=True, timeout=900, preexec_fn=lambda: os.sched_setaffinity(0, {core}))
+    finally:
+        for process in busy:
+            process.kill()
+            process.wait()
+    assert proc.returncode == 0, proc.stderr
+    scores = {(r["student_id"], r["grade_id"]): r for r in read_rows(base / "out" / "scores.csv")}
+    return {"scores": scores, "out": base / "out", "stderr": proc.stderr}
+
+
+def executed(out: Path, student: str) -> Path:
+    """The executed (autograded) notebook of `student` in a grading run's --out folder."""
+    found = list(out.glob(f"nbgrader/worker-*/autograded/{student}/{FIRST}/{FIRST}.ipynb"))
+    assert len(found) == 1, f"expected one executed notebook of {student} under {out}/nbgrader, found {found}"
+    return found[0]
+
+
+@pytest.mark.slow
+@pytest.mark.sandbox
+def test_a_correct_answer_starved_of_cpu_keeps_its_points(starved):
+    wall = wall_seconds(executed(starved["out"], "slow-but-correct"), "softmax")
+    # The starvation is real: the answer took far longer by the wall clock than the CPU time it needs.
+    assert wall > 1.5 * BURN, f"the busy loops did not slow the kernel down (softmax took {wall:.1f} s); nothing is proved"
+    rows = [r for (s, _), r in starved["scores"].items() if s == "slow-but-correct"]
+    lost = [(r["grade_id"], r["status"], r["message"]) for r in rows if r["status"] != "passed"]
+    assert not lost, (f"a correct answer using {BURN} s of CPU (limit {LIMIT} s) lost points because the machine was "
+                      f"busy (it ran {wall:.1f} s by the wall clock): {lost}")
+
+
+@pytest.mark.slow
+@pytest.mark.sandbox
+def test_a_sleeping_cell_is_still_stopped_at_the_limit(starved):
+    own = cells_checking("softmax", graded_cell_ids(FIRST))
+    rows = [starved["scores"][("sleeper", c)] for c in own]
+    assert all(r["status"] == "timeout" and float(r["score"]) == 0 for r in rows), rows
+    wall = wall_seconds(executed(starved["out"], "sleeper"), "softmax")
+    # Sleeping is not waiting for a CPU: it counts, so the cell ends near its limit, not at the wall-clock cap.
+    assert wall < 4 * LIMIT, f"a cell sleeping {SLEEP} s was stopped only after {wall:.1f} s (limit {LIMIT} s)"
+    others = [r for (s, c), r in starved["scores"].items() if s == "sleeper" and "softmax" not in c]
+    assert others and all(r["status"] == "passed" for r in others), [r for r in others if r["status"] != "passed"]
