@@ -112,6 +112,8 @@ class GradeApp(Application):
         # The limits: each sets the class that applies it, over the file's value for that class or a parent.
         "timeout": ("GuardedExecute.timeout", "time limit of one cell in seconds"),
         **{option: f"SandboxKernelManager.{name}" for option, name in KERNEL_OPTIONS.items()},
+        "scratch": ("SandboxKernelManager.scratch_base", "folder for the kernels' scratch folders (ag-*), each removed "
+                                                         "when its kernel ends (default: the system's temp folder)"),
         "missing-grades": "GradebookExport.missing",
     }
     flags = {

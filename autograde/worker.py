@@ -26,9 +26,9 @@ import nbformat
 from nbgrader.api import Gradebook, MissingEntry
 
 from .classify import Graded, Status, autograde_failure, cell_results, execution_notes, graded_cells, same_for_all
-from .course import EXERCISES, make_course, source_notebook
+from .course import EXERCISES, configured, make_course, nbgrader_config, source_notebook
 from .execute import grading_settings
-from .kernel_manager import remove_scratch_of
+from .kernel_manager import SandboxKernelManager, remove_scratch_of
 from .normalise import Unreadable, first_line, read_submission, rebuild
 from .reference import solution_code
 from .sandbox import check_sandbox, memory_cgroup_parent
@@ -64,6 +64,13 @@ def start(base: Path, threads: int, timeout: int | None, kernel: dict | None = N
                    overrides=overrides)
 
 
+def scratch_base(timeout: int | None = None, kernel: dict | None = None, overrides: dict | None = None) -> str:
+    """The folder kernels' scratch folders go in under these settings (``SandboxKernelManager.scratch_base``, else
+    the system's temp folder)."""
+    chosen = configured(nbgrader_config(Path("."), timeout, kernel, overrides), SandboxKernelManager, "scratch_base")
+    return chosen or tempfile.gettempdir()
+
+
 def start_pool_worker(*args) -> None:
     """:func:`start` for a process pool's worker, which clears its record when the pool ends it.
 
@@ -74,13 +81,13 @@ def start_pool_worker(*args) -> None:
     # Found now, not in the handler: the handler runs in whatever the main thread was doing, and a lock that code
     # holds (tempfile's, while it first looks for the temporary folder) would hang the worker and the whole pool.
     record = _worker["root"] / GRADING
-    scratch_base = tempfile.gettempdir()
+    scratch = scratch_base(_worker["timeout"], _worker["kernel"], _worker["overrides"])
     cgroup_parent = memory_cgroup_parent()
 
     def ended(signum, frame):
         record.unlink(missing_ok=True)
         # Its kernels die with it (bubblewrap's --die-with-parent); not their folders.
-        remove_scratch_of(os.getpid(), scratch_base, cgroup_parent)
+        remove_scratch_of(os.getpid(), scratch, cgroup_parent)
         os._exit(128 + signum)
 
     signal.signal(signal.SIGTERM, ended)
@@ -97,9 +104,9 @@ def start_pool_worker(*args) -> None:
     threading.Thread(target=orphaned, name="watch-parent", daemon=True).start()
 
 
-def running_in(base: Path) -> set[tuple[str, str]]:
+def running_in(base: Path, scratch: str | None = None) -> set[tuple[str, str]]:
     """The submissions the workers under `base` were grading (their records are removed, as are the kernel
-    folders of those workers, which were lost)."""
+    folders of those workers, which were lost, in `scratch`, by default the system's temp folder)."""
     found = set()
     for record in Path(base).glob(f"worker-*/{GRADING}"):
         try:
@@ -107,7 +114,7 @@ def running_in(base: Path) -> set[tuple[str, str]]:
         except (OSError, ValueError):
             pass
         record.unlink(missing_ok=True)
-        remove_scratch_of(int(record.parent.name.split("-")[-1]))
+        remove_scratch_of(int(record.parent.name.split("-")[-1]), scratch)
     return found
 
 
@@ -196,7 +203,9 @@ def grade_remote(student: str, assignment: str, notebook: bytes, threads: int, t
             problem = check_sandbox() if grading_settings(timeout, kernel)["sandbox"] else None
             if problem is not None:  # on this worker's machine: stop the run rather than grade unsandboxed
                 raise SandboxUnavailable(f"on Dask worker {socket.gethostname()}: {problem}")
-            start(Path(tempfile.mkdtemp(prefix="autograde-worker-")), threads, timeout, kernel, overrides)
+            scratch = scratch_base(timeout, kernel, overrides)  # (the instructor's folder, if this machine has it)
+            start(Path(tempfile.mkdtemp(prefix="autograde-worker-", dir=scratch if os.path.isdir(scratch) else None)),
+                  threads, timeout, kernel, overrides)
             _worker["remote_options"] = options
         incoming = _worker["root"] / "incoming" / student / f"{assignment}.ipynb"
         incoming.parent.mkdir(parents=True, exist_ok=True)

@@ -17,6 +17,7 @@ import nbformat
 import pytest
 
 from autograde.course import REPO, assignment_ids, cells_checking, graded_cell_ids, source_notebook
+from autograde.execute import CellClock, run_queue_wait
 from autograde.reference import solution_code
 from tests.support.commands import read_rows
 from tests.support.synthetic import completed_notebook, write_submission
@@ -110,3 +111,63 @@ def test_a_sleeping_cell_is_still_stopped_at_the_limit(starved):
     assert wall < 4 * LIMIT, f"a cell sleeping {SLEEP} s was stopped only after {wall:.1f} s (limit {LIMIT} s)"
     others = [r for (s, c), r in starved["scores"].items() if s == "sleeper" and "softmax" not in c]
     assert others and all(r["status"] == "passed" for r in others), [r for r in others if r["status"] != "passed"]
+
+
+# The clock itself, with a fake wall clock and run queue -----------------------------------------------------------
+
+class FakeMachine:
+    """A wall clock and a kernel's run-queue time that the test moves by hand."""
+
+    def __init__(self, readable: bool = True):
+        self.now, self.queued, self.readable = 100.0, 7.0, readable
+
+    def run(self, seconds: float, waiting: float = 0.0) -> None:
+        """`seconds` pass, of which the kernel spent `waiting` in the run queue."""
+        self.now += seconds
+        self.queued += waiting
+
+    def clock(self, limit, wall_deadline=None) -> CellClock:
+        return CellClock(limit, wall_deadline, lambda: self.queued if self.readable else None, now=lambda: self.now)
+
+
+def test_on_a_quiet_machine_the_limit_is_the_wall_clock():
+    machine = FakeMachine()
+    clock = machine.clock(limit=20)
+    machine.run(19.9)
+    assert not clock.expired() and clock.charged() == pytest.approx(19.9)
+    assert clock.next_check() == pytest.approx(0.1), "the clock must be looked at again when the limit can be reached"
+    machine.run(0.1)
+    assert clock.expired(), "a cell of 20 s on a quiet machine must be stopped at a 20 s limit"
+
+
+def test_time_spent_waiting_for_a_cpu_is_not_counted():
+    machine = FakeMachine()
+    clock = machine.clock(limit=20, wall_deadline=machine.now + 200)
+    machine.run(60, waiting=45)  # a quarter of a core: 15 s of running in a minute
+    assert not clock.expired(), f"charged {clock.charged()} s for 15 s of running and 45 s of waiting for a CPU"
+    assert clock.charged() == pytest.approx(15)
+    machine.run(20, waiting=15)
+    assert clock.expired(), "20 s of running must reach a 20 s limit, however long the wait around it"
+
+
+def test_the_wall_clock_cap_ends_a_cell_whatever_it_was_charged():
+    machine = FakeMachine()
+    clock = machine.clock(limit=20, wall_deadline=machine.now + 200)
+    machine.run(199, waiting=198)
+    assert not clock.expired()
+    machine.run(1, waiting=1)
+    assert clock.expired() and clock.past_wall_deadline(), "the wall-clock cap must stop a cell that only waited"
+
+
+def test_without_a_run_queue_reading_the_clock_is_the_wall_clock():
+    machine = FakeMachine(readable=False)
+    clock = machine.clock(limit=20)
+    machine.run(20, waiting=15)
+    assert clock.expired(), "where the wait cannot be read, the limit must be plain wall-clock time (as before)"
+
+
+def test_the_run_queue_of_a_process_can_be_read():
+    if not Path(f"/proc/{os.getpid()}/schedstat").exists():
+        pytest.skip("this kernel keeps no scheduler statistics (/proc/<pid>/schedstat): the limit is wall-clock time")
+    assert isinstance(run_queue_wait(os.getpid()), float) and run_queue_wait(os.getpid()) >= 0
+    assert run_queue_wait(2**31 - 1) is None, "a process that does not exist must give None, not a number"
