@@ -10,16 +10,20 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import tempfile
 from datetime import datetime
 from pathlib import Path
 
 import nbformat
 import pytest
 
+from autograde.__main__ import GradeApp
 from autograde.course import REPO, assignment_ids, cells_checking, graded_cell_ids, source_notebook
 from autograde.execute import CellClock, run_queue_wait
+from autograde.grade import settings_in_force
 from autograde.reference import solution_code
 from tests.support.commands import read_rows
+from tests.support.scratch import ScratchWatch, scratch_left, worker_pid
 from tests.support.synthetic import completed_notebook, write_submission
 
 FIRST = assignment_ids()[0]
@@ -171,3 +175,42 @@ def test_the_run_queue_of_a_process_can_be_read():
         pytest.skip("this kernel keeps no scheduler statistics (/proc/<pid>/schedstat): the limit is wall-clock time")
     assert isinstance(run_queue_wait(os.getpid()), float) and run_queue_wait(os.getpid()) >= 0
     assert run_queue_wait(2**31 - 1) is None, "a process that does not exist must give None, not a number"
+
+
+# Each grading run's scratch folders where it is told -------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def own_scratch(tmp_path_factory):
+    """Two chapter-1 notebooks graded by two workers with ``--scratch``, the scratch folders watched meanwhile."""
+    base = tmp_path_factory.mktemp("own-scratch")
+    for student in ("one", "two"):
+        write_submission(completed_notebook(FIRST), base / "class", student, FIRST)
+    scratch, shared = base / "scratch", Path(tempfile.gettempdir())
+    with ScratchWatch(scratch, shared) as watch:
+        proc = subprocess.run([sys.executable, "-m", "autograde", "grade", str(base / "class"), "--out",
+                               str(base / "out"), "--quiet", "--jobs", "2", "--scratch", str(scratch)],
+                              cwd=REPO, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr
+    return {"scratch": scratch, "shared": shared, "seen": watch.seen, "out": base / "out"}
+
+
+@pytest.mark.slow
+@pytest.mark.sandbox
+def test_kernels_scratch_folders_go_where_the_run_says_and_are_removed(own_scratch):
+    scratch, seen = own_scratch["scratch"], own_scratch["seen"]
+    assert seen[scratch], f"no kernel scratch folder appeared in {scratch} (--scratch) while grading"
+    workers = {worker_pid(name) for name in seen[scratch]}
+    strays = sorted(n for n in seen[own_scratch["shared"]] if worker_pid(n) in workers)
+    assert not strays, f"this run's workers {workers} still made scratch folders in the shared temp folder: {strays}"
+    assert scratch_left(scratch) == [], f"kernel scratch folders left behind: {scratch_left(scratch)}"
+    assert {r["status"] for r in read_rows(own_scratch["out"] / "scores.csv")} == {"passed"}
+
+
+def test_the_scratch_folder_is_an_option_that_changes_no_grade():
+    app = GradeApp()
+    app.parse_command_line(["class", "--out", "out", "--scratch", "/somewhere/else"])
+    assert app.typed() == {"SandboxKernelManager": {"scratch_base": "/somewhere/else"}}, app.typed()
+    # Where scratch folders go is not in the cache key: a run with its own scratch base reuses earlier results.
+    assert settings_in_force(app.typed()) == settings_in_force(), "--scratch changed the settings the cache keys on"
+    assert settings_in_force({"SandboxKernelManager": {"memory_mib": 1024}}) != settings_in_force(), \
+        "the cache key no longer sees the kernel's settings at all"
