@@ -46,6 +46,8 @@ __all__ = ["EVENTS_KEY", "CellClock", "Event", "GuardedExecute", "SandboxKernelM
            "error_output", "events", "grading_settings", "no_verdict", "record", "run_queue_wait"]
 
 EVENTS_KEY = "autograde"  # the key of the execute step's record in a cell's metadata
+# Each kernel's log (its end), beside the executed notebook; a notebook run again after its kernel died has several.
+KERNEL_LOG = "kernel{suffix}.log"
 
 
 class Event(StrEnum):
@@ -251,20 +253,28 @@ class GuardedExecute(Execute):
         original = copy.deepcopy(nb)
         self._deadline = time.monotonic() + self.notebook_timeout if self.notebook_timeout > 0 else None
         self._killers: dict[int, str] = {}  # cell index -> the dead kernel's last words
+        logs: list[str] = []  # each kernel's log, kept beside the executed notebook
         while True:
             self._current = None
             self._cut: set[int] = set()
             self._chars: dict[int, int] = {}
+            self._manager = None
             attempt = copy.deepcopy(original)  # each attempt starts from the submission: no events of the last one
             try:
                 nb, resources = super().preprocess(attempt, resources, km)
+                logs.append(getattr(self._manager, "log_text", ""))
                 break
             except DeadKernelError:
+                logs.append(getattr(self._manager, "log_text", ""))
                 if self._current is None or self._current in self._killers:
                     raise  # the kernel did not even start, or died outside any cell: nothing to skip
                 # nbclient has cleaned the kernel up by now, and its manager kept the log's last lines.
                 self._killers[self._current] = getattr(self._manager, "last_words", "")
                 self.log.info("the kernel died in cell %d; running the notebook again without it", self._current)
+        if resources is not None:  # nbgrader writes these files beside the executed notebook (autograded/<s>/<a>/)
+            for number, text in enumerate(logs, 1):
+                resources.setdefault("outputs", {})[KERNEL_LOG.format(suffix="" if number == 1 else f"-{number}")] = \
+                    text.encode()
         return nb, resources
 
     def create_kernel_manager(self):

@@ -51,6 +51,7 @@ class SandboxKernelManager(AsyncKernelManager):
                                     "the system's temp folder); each is removed when its kernel ends. Keep its path "
                                     "short: Unix socket paths are limited to 107 bytes").tag(config=True, grades=False)
     last_words = Unicode("", help="the last lines the kernel wrote to its log, kept when it is cleaned up")
+    log_text = Unicode("", help="the end of the kernel's log (at most KEPT_LOG_CHARS), kept when it is cleaned up")
 
     def kernel_pid(self) -> int | None:
         """The pid (as this machine sees it) of the kernel's own process, inside the sandbox; None if not found.
@@ -143,6 +144,7 @@ class SandboxKernelManager(AsyncKernelManager):
         await super()._async_cleanup_resources(restart)
         if not restart and getattr(self, "_scratch", None):
             self.last_words = log_tail(Path(self._scratch) / "kernel.log")
+            self.log_text = log_end(Path(self._scratch) / "kernel.log")
             shutil.rmtree(self._scratch, ignore_errors=True)
             self._scratch = None  # nbclient cleans up twice (in shutdown_kernel and after it): keep what was read
         if not restart:
@@ -155,6 +157,21 @@ class SandboxKernelManager(AsyncKernelManager):
 
     # The base class binds this name to its own method, which nbclient calls after a kernel died.
     cleanup_resources = _async_cleanup_resources
+
+
+KEPT_LOG_CHARS = 64 * 1024  # of a kernel's log, kept beside its executed notebook (student code can write gigabytes)
+
+
+def log_end(path: Path, chars: int = KEPT_LOG_CHARS) -> str:
+    """The last `chars` characters of the log at `path` ('' if it cannot be read), marked if cut."""
+    try:
+        size = os.path.getsize(path)
+        with open(path, "rb") as f:
+            f.seek(max(0, size - chars))
+            text = f.read(chars).decode("utf-8", errors="replace")
+    except OSError:
+        return ""
+    return (f"[the first {size - chars} bytes of this log were cut by the grader]\n" if size > chars else "") + text
 
 
 def log_tail(path: Path, lines: int = 8, chars: int = 1000) -> str:

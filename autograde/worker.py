@@ -37,6 +37,7 @@ from .sources import defined_names
 log = logging.getLogger(__name__)
 
 GRADING = "grading.json"  # in a worker's folder while it grades a submission: names it, should the worker be lost
+FAILED = "failed"  # in a worker's folder: failed/<student>/<assignment>/autograde.log, nbgrader's log of a failure
 
 _worker: dict = {}  # this process's course: root, api, assignments generated, timeout, kernel options
 
@@ -172,6 +173,10 @@ def _grade_submission(student: str, assignment: str, notebook: Path) -> Graded:
     nbformat.write(rebuilt, target)
     result = api.autograde(assignment, student, force=True, create=True)
     if not result["success"]:
+        # nbgrader removes a failed notebook's autograded folder: its log is kept so the cause can be read.
+        failed = root / FAILED / student / assignment / "autograde.log"
+        failed.parent.mkdir(parents=True, exist_ok=True)
+        failed.write_text((result.get("error") or "") + "\n" + (result.get("log") or ""), encoding="utf-8")
         status, message = autograde_failure((result.get("error") or "") + "\n" + (result.get("log") or ""))
         return Graded(same_for_all(student, assignment, status, message), notes)
     executed = nbformat.read(root / "autograded" / student / assignment / f"{assignment}.ipynb", as_version=4)

@@ -214,3 +214,18 @@ def test_the_scratch_folder_is_an_option_that_changes_no_grade():
     assert settings_in_force(app.typed()) == settings_in_force(), "--scratch changed the settings the cache keys on"
     assert settings_in_force({"SandboxKernelManager": {"memory_mib": 1024}}) != settings_in_force(), \
         "the cache key no longer sees the kernel's settings at all"
+
+
+# What a timed-out submission leaves to read ---------------------------------------------------------------------
+
+@pytest.mark.slow
+@pytest.mark.sandbox
+def test_a_timed_out_notebook_keeps_its_executed_notebook_and_kernel_log(starved):
+    notebook = executed(starved["out"], "sleeper")
+    log = notebook.parent / "kernel.log"
+    assert log.is_file() and log.read_text().strip(), f"no kernel log kept beside {notebook}"
+    cell = next(c for c in nbformat.read(notebook, as_version=4).cells
+                if c.metadata.get("nbgrader", {}).get("grade_id") == "softmax")
+    said = [o.get("evalue", "") for o in cell.outputs if o.get("output_type") == "error"]
+    assert any(f"time limit of {LIMIT} s" in s and "waiting for a busy machine is not counted" in s for s in said), \
+        f"the stopped cell does not tell the student its limit and how it is counted: {said}"
