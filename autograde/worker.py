@@ -69,7 +69,7 @@ def scratch_base(timeout: int | None = None, kernel: dict | None = None, overrid
     """The folder kernels' scratch folders go in under these settings (``SandboxKernelManager.scratch_base``, else
     the system's temp folder)."""
     chosen = configured(nbgrader_config(Path("."), timeout, kernel, overrides), SandboxKernelManager, "scratch_base")
-    return chosen or tempfile.gettempdir()
+    return os.path.abspath(chosen) if chosen else tempfile.gettempdir()
 
 
 def start_pool_worker(*args) -> None:
