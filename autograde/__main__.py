@@ -112,8 +112,13 @@ class GradeApp(Application):
         "student-pattern": "GradeApp.student_pattern", "gradebook": "GradeApp.gradebook",
         "gradebook-column": "GradeApp.gradebook_column",
         # The limits: each sets the class that applies it, over the file's value for that class or a parent.
-        "timeout": ("GuardedExecute.timeout", "time limit of one cell in seconds"),
+        "timeout": ("GuardedExecute.timeout", "time limit of one cell in seconds: the time it ran, less the time "
+                                              "its kernel waited for a CPU other programs held (a busy machine "
+                                              "costs no points); a cell is stopped anyway after "
+                                              "GuardedExecute.timeout_wall_factor times this by the wall clock"),
         **{option: f"SandboxKernelManager.{name}" for option, name in KERNEL_OPTIONS.items()},
+        "scratch": ("SandboxKernelManager.scratch_base", "folder for the kernels' scratch folders (ag-*), each removed "
+                                                         "when its kernel ends (default: the system's temp folder)"),
         "missing-grades": "GradebookExport.missing",
     }
     flags = {

@@ -70,7 +70,8 @@ def settings_in_force(overrides: dict | None = None) -> dict:
     for cls in (GuardedExecute, SandboxKernelManager, *_classes_named(set(overrides) - {"GuardedExecute",
                                                                                      "SandboxKernelManager"})):
         for name, trait in sorted(cls.class_traits(config=True).items()):
-            settings[f"{cls.__name__}.{name}"] = _stable(trait, configured(config, cls, name))
+            if trait.metadata.get("grades", True):  # (not where scratch folders go: it changes no grade)
+                settings[f"{cls.__name__}.{name}"] = _stable(trait, configured(config, cls, name))
     return json.loads(json.dumps(settings, default=repr))  # (as the cache key hashes it)
 
 
@@ -325,4 +326,4 @@ def _grade_on_executor(todo: dict[tuple[str, str], Path], done, lost, base: Path
         run_all(worker.grade_submission, tasks,
                 lambda: ProcessPoolExecutor(jobs, mp_context=context, initializer=worker.start_pool_worker,
                                             initargs=initargs),
-                done, lost, running=lambda: worker.running_in(base))
+                done, lost, running=lambda: worker.running_in(base, worker.scratch_base(timeout, kernel, overrides)))

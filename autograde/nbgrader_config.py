@@ -41,8 +41,11 @@ prepare_nbgrader()
 c.ClearSolutions.code_stub = {"python": "# YOUR CODE HERE\nraise NotImplementedError()"}
 c.ClearSolutions.text_stub = "YOUR ANSWER HERE"
 
-# A whole notebook runs in well under 20 s; a cell that takes a minute is stuck.
+# A whole notebook runs in well under 20 s; a cell that takes a minute is stuck. A cell's time does not count what its
+# kernel spent waiting for a CPU that other programs held (a busy machine costs no points), but whatever that count,
+# a cell is stopped after 10 times its limit by the wall clock.
 c.Execute.timeout = 60
+c.GuardedExecute.timeout_wall_factor = 10
 # A whole notebook (kernel starts and reruns after a dead kernel included) gets 600 s: a notebook whose cells each
 # stay under the cell limit cannot hold a worker for long; the cell running then and those after it count as timed out.
 c.GuardedExecute.notebook_timeout = 600

@@ -72,6 +72,7 @@ def test_the_stealing_submission_does_steal_without_the_sandbox(tmp_path):
 @pytest.mark.sandbox
 def test_every_kernel_scratch_folder_is_removed(graded_fresh):
     graded = graded_fresh
+    assert graded["scratch_made"], "no kernel made a scratch folder in the run's own base: the check sees nothing"
     assert graded["scratch_left_behind"] == []
 
 

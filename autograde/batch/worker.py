@@ -25,7 +25,7 @@ from pathlib import Path
 import nbformat
 from nbgrader.api import Gradebook, MissingEntry
 
-from ..course import EXERCISES, make_course, source_notebook
+from ..course import EXERCISES, configured, make_course, nbgrader_config, source_notebook
 from ..intake.normalise import Unreadable, first_line, read_submission, rebuild
 from ..reference import solution_code
 from ..results.classify import (
@@ -38,13 +38,14 @@ from ..results.classify import (
     same_for_all,
 )
 from ..run.execute import grading_settings
-from ..run.kernel_manager import remove_scratch_of
+from ..run.kernel_manager import SandboxKernelManager, remove_scratch_of
 from ..run.sandbox import check_sandbox, memory_cgroup_parent
 from ..sources import defined_names
 
 log = logging.getLogger(__name__)
 
 GRADING = "grading.json"  # in a worker's folder while it grades a submission: names it, should the worker be lost
+FAILED = "failed"  # in a worker's folder: failed/<student>/<assignment>/autograde.log, nbgrader's log of a failure
 
 _worker: dict = {}  # this process's course: root, api, assignments generated, timeout, kernel options
 
@@ -72,6 +73,13 @@ def start(base: Path, threads: int, timeout: int | None, kernel: dict | None = N
                    overrides=overrides)
 
 
+def scratch_base(timeout: int | None = None, kernel: dict | None = None, overrides: dict | None = None) -> str:
+    """The folder kernels' scratch folders go in under these settings (``SandboxKernelManager.scratch_base``, else
+    the system's temp folder)."""
+    chosen = configured(nbgrader_config(Path("."), timeout, kernel, overrides), SandboxKernelManager, "scratch_base")
+    return os.path.abspath(chosen) if chosen else tempfile.gettempdir()
+
+
 def start_pool_worker(*args) -> None:
     """:func:`start` for a process pool's worker, which clears its record when the pool ends it.
 
@@ -82,13 +90,13 @@ def start_pool_worker(*args) -> None:
     # Found now, not in the handler: the handler runs in whatever the main thread was doing, and a lock that code
     # holds (tempfile's, while it first looks for the temporary folder) would hang the worker and the whole pool.
     record = _worker["root"] / GRADING
-    scratch_base = tempfile.gettempdir()
+    scratch = scratch_base(_worker["timeout"], _worker["kernel"], _worker["overrides"])
     cgroup_parent = memory_cgroup_parent()
 
     def ended(signum, frame):
         record.unlink(missing_ok=True)
         # Its kernels die with it (bubblewrap's --die-with-parent); not their folders.
-        remove_scratch_of(os.getpid(), scratch_base, cgroup_parent)
+        remove_scratch_of(os.getpid(), scratch, cgroup_parent)
         os._exit(128 + signum)
 
     signal.signal(signal.SIGTERM, ended)
@@ -105,9 +113,9 @@ def start_pool_worker(*args) -> None:
     threading.Thread(target=orphaned, name="watch-parent", daemon=True).start()
 
 
-def running_in(base: Path) -> set[tuple[str, str]]:
+def running_in(base: Path, scratch: str | None = None) -> set[tuple[str, str]]:
     """The submissions the workers under `base` were grading (their records are removed, as are the kernel
-    folders of those workers, which were lost)."""
+    folders of those workers, which were lost, in `scratch`, by default the system's temp folder)."""
     found = set()
     for record in Path(base).glob(f"worker-*/{GRADING}"):
         try:
@@ -115,7 +123,7 @@ def running_in(base: Path) -> set[tuple[str, str]]:
         except (OSError, ValueError):
             pass
         record.unlink(missing_ok=True)
-        remove_scratch_of(int(record.parent.name.split("-")[-1]))
+        remove_scratch_of(int(record.parent.name.split("-")[-1]), scratch)
     return found
 
 
@@ -173,6 +181,10 @@ def _grade_submission(student: str, assignment: str, notebook: Path) -> Graded:
     nbformat.write(rebuilt, target)
     result = api.autograde(assignment, student, force=True, create=True)
     if not result["success"]:
+        # nbgrader removes a failed notebook's autograded folder: its log is kept so the cause can be read.
+        failed = root / FAILED / student / assignment / "autograde.log"
+        failed.parent.mkdir(parents=True, exist_ok=True)
+        failed.write_text((result.get("error") or "") + "\n" + (result.get("log") or ""), encoding="utf-8")
         status, message = autograde_failure((result.get("error") or "") + "\n" + (result.get("log") or ""))
         return Graded(same_for_all(student, assignment, status, message), notes)
     executed = nbformat.read(root / "autograded" / student / assignment / f"{assignment}.ipynb", as_version=4)
@@ -204,7 +216,9 @@ def grade_remote(student: str, assignment: str, notebook: bytes, threads: int, t
             problem = check_sandbox() if grading_settings(timeout, kernel)["sandbox"] else None
             if problem is not None:  # on this worker's machine: stop the run rather than grade unsandboxed
                 raise SandboxUnavailable(f"on Dask worker {socket.gethostname()}: {problem}")
-            start(Path(tempfile.mkdtemp(prefix="autograde-worker-")), threads, timeout, kernel, overrides)
+            scratch = scratch_base(timeout, kernel, overrides)  # (the instructor's folder, if this machine has it)
+            start(Path(tempfile.mkdtemp(prefix="autograde-worker-", dir=scratch if os.path.isdir(scratch) else None)),
+                  threads, timeout, kernel, overrides)
             _worker["remote_options"] = options
         incoming = _worker["root"] / "incoming" / student / f"{assignment}.ipynb"
         incoming.parent.mkdir(parents=True, exist_ok=True)

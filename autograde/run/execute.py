@@ -18,6 +18,7 @@ never the text.
 from __future__ import annotations
 
 import ast
+import asyncio
 import copy
 import functools
 import hashlib
@@ -25,10 +26,14 @@ import hmac
 import json
 import secrets
 import time
+from collections.abc import Callable
 from enum import StrEnum
 from pathlib import Path
+from queue import Empty
 
-from nbclient.exceptions import DeadKernelError
+from jupyter_core.utils import ensure_async, run_sync
+from nbclient.client import timestamp
+from nbclient.exceptions import CellTimeoutError, DeadKernelError
 from nbformat import NotebookNode
 from nbgrader.preprocessors import Execute, NbGraderPreprocessor
 from traitlets import Bool, Integer
@@ -37,10 +42,12 @@ from ..course import configured, nbgrader_config
 from ..sources import defined_names, free_names, imported_packages
 from .kernel_manager import SandboxKernelManager
 
-__all__ = ["EVENTS_KEY", "Event", "GuardedExecute", "SandboxKernelManager", "StderrIsNotFailure", "error_output",
-           "events", "grading_settings", "no_verdict", "record"]
+__all__ = ["EVENTS_KEY", "CellClock", "Event", "GuardedExecute", "SandboxKernelManager", "StderrIsNotFailure",
+           "error_output", "events", "grading_settings", "no_verdict", "record", "run_queue_wait"]
 
 EVENTS_KEY = "autograde"  # the key of the execute step's record in a cell's metadata
+# Each kernel's log (its end), beside the executed notebook; a notebook run again after its kernel died has several.
+KERNEL_LOG = "kernel{suffix}.log"
 
 
 class Event(StrEnum):
@@ -108,6 +115,66 @@ def no_verdict(cell) -> None:
             output.setdefault("metadata", {})
 
 
+def run_queue_wait(pid: int) -> float | None:
+    """Seconds the process `pid` (its main thread, which runs the cells) has spent ready to run but waiting for a
+    CPU that other programs held, as Linux counts it (``/proc/<pid>/schedstat``); None where it cannot be read."""
+    try:
+        with open(f"/proc/{pid}/schedstat") as f:
+            return int(f.read().split()[1]) / 1e9
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+class CellClock:
+    """The time a cell is charged: the wall-clock time since it started, less the time its kernel waited for a CPU.
+
+    On a quiet machine that is the wall-clock time; on a busy one, the time
+    the kernel spent in the run queue while other programs had the cores is
+    not counted, so a correct answer does not run out of time because the
+    machine is shared. Sleeping or waiting for anything else still counts.
+    `limit` is the charged time allowed (None: no limit); `wall_deadline` (a
+    ``time.monotonic()`` value, None: none) ends the cell whatever it was
+    charged. `waited()` gives the kernel's run-queue time so far (None where
+    it cannot be read: then the clock is the wall clock).
+    """
+
+    def __init__(self, limit: float | None, wall_deadline: float | None, waited: Callable[[], float | None],
+                 now: Callable[[], float] = time.monotonic):
+        self.limit, self.wall_deadline, self._waited, self._now = limit, wall_deadline, waited, now
+        self.started = now()
+        self._waited_at_start = waited()
+        self._last_waited = 0.0
+
+    def waited(self) -> float:
+        """Seconds the kernel waited for a CPU since the cell started (the last known value if it cannot be read)."""
+        if self._waited_at_start is not None:
+            now = self._waited()
+            if now is not None:
+                self._last_waited = max(self._last_waited, now - self._waited_at_start)
+        return self._last_waited
+
+    def charged(self) -> float:
+        """Seconds charged to the cell so far."""
+        return self._now() - self.started - self.waited()
+
+    def past_wall_deadline(self) -> bool:
+        """Whether the wall-clock deadline has passed."""
+        return self.wall_deadline is not None and self._now() >= self.wall_deadline
+
+    def expired(self) -> bool:
+        """Whether the cell is out of time: its charged time reached the limit, or the wall-clock deadline passed."""
+        return self.past_wall_deadline() or (self.limit is not None and self.charged() >= self.limit)
+
+    def next_check(self) -> float | None:
+        """Seconds to wait before the clock can have expired, at the soonest (None: it never expires).
+
+        Charged time grows at most as fast as the wall clock, so no earlier look is needed.
+        """
+        waits = ([self.limit - self.charged()] if self.limit is not None else []) + (
+            [self.wall_deadline - self._now()] if self.wall_deadline is not None else [])
+        return max(min(waits), 0.01) if waits else None
+
+
 class StderrIsNotFailure(NbGraderPreprocessor):
     """Relabel what test cells wrote to stderr as stdout, prefixed ``[stderr]``.
 
@@ -159,6 +226,12 @@ class GuardedExecute(Execute):
     - A whole notebook gets `notebook_timeout` seconds: the cell running when
       they are up is interrupted, and the cells after it are not run (an error
       output, and the event ``timed_out`` with ``notebook_timeout``).
+    - A cell's `timeout` counts the time it ran, less the time its kernel
+      waited for a CPU other programs held (:class:`CellClock`): a busy
+      machine does not make a correct answer run out of time. Whatever that
+      count, a cell is stopped after `timeout_wall_factor` times its limit by
+      the wall clock. The grader's own requests to the kernel (its guard)
+      are timed the same way.
     """
 
     guard = Bool(True, help="guard test cells against monkeypatching").tag(config=True)
@@ -167,6 +240,10 @@ class GuardedExecute(Execute):
                                          "the cells after it are not run, all counted as timed out; 0 for no limit"
                                ).tag(config=True)
     max_output_chars = Integer(100_000, help="characters of output kept per cell").tag(config=True)
+    timeout_wall_factor = Integer(10, help="a cell is stopped after this many times its time limit (timeout) by "
+                                           "the wall clock, however much of that it spent waiting for a busy "
+                                           "machine's CPU (which the limit does not count); 0 for no such cap"
+                                  ).tag(config=True)
 
     def __init__(self, *args, **kwargs):
         kwargs.setdefault("kernel_manager_class", SandboxKernelManager)
@@ -176,20 +253,28 @@ class GuardedExecute(Execute):
         original = copy.deepcopy(nb)
         self._deadline = time.monotonic() + self.notebook_timeout if self.notebook_timeout > 0 else None
         self._killers: dict[int, str] = {}  # cell index -> the dead kernel's last words
+        logs: list[str] = []  # each kernel's log, kept beside the executed notebook
         while True:
             self._current = None
             self._cut: set[int] = set()
             self._chars: dict[int, int] = {}
+            self._manager = None
             attempt = copy.deepcopy(original)  # each attempt starts from the submission: no events of the last one
             try:
                 nb, resources = super().preprocess(attempt, resources, km)
+                logs.append(getattr(self._manager, "log_text", ""))
                 break
             except DeadKernelError:
+                logs.append(getattr(self._manager, "log_text", ""))
                 if self._current is None or self._current in self._killers:
                     raise  # the kernel did not even start, or died outside any cell: nothing to skip
                 # nbclient has cleaned the kernel up by now, and its manager kept the log's last lines.
                 self._killers[self._current] = getattr(self._manager, "last_words", "")
                 self.log.info("the kernel died in cell %d; running the notebook again without it", self._current)
+        if resources is not None:  # nbgrader writes these files beside the executed notebook (autograded/<s>/<a>/)
+            for number, text in enumerate(logs, 1):
+                resources.setdefault("outputs", {})[KERNEL_LOG.format(suffix="" if number == 1 else f"-{number}")] = \
+                    text.encode()
         return nb, resources
 
     def create_kernel_manager(self):
@@ -289,11 +374,90 @@ class GuardedExecute(Execute):
         self._last_reply = kwargs.get("execute_reply")
         return super().on_cell_executed(**kwargs)
 
+    def _clock(self, cell) -> CellClock:
+        """A clock for the request about to be sent to the kernel (a cell, or the grader's own if `cell` is None)."""
+        limit = Execute._get_timeout(self, cell)  # the per-cell limit, not what is left of the notebook's
+        deadlines = [time.monotonic() + self.timeout_wall_factor * limit] if limit and self.timeout_wall_factor else []
+        if getattr(self, "_deadline", None) is not None:
+            deadlines.append(self._deadline)
+        pid = self.km.kernel_pid() if self.km is not None and hasattr(self.km, "kernel_pid") else None
+        return CellClock(limit, min(deadlines, default=None), (lambda: run_queue_wait(pid)) if pid else (lambda: None))
+
+    async def _async_poll_for_reply(self, msg_id, cell, timeout, task_poll_output_msg, task_poll_kernel_alive):
+        # nbclient's, with the cell's time taken from a CellClock instead of the wall clock alone.
+        clock = self._clock(cell)
+        timed_out_reply = None
+        while True:
+            try:
+                if timed_out_reply:
+                    msg = timed_out_reply
+                    msg["parent_header"] = {"msg_id": msg_id}
+                else:
+                    msg = await ensure_async(self.kc.shell_channel.get_msg(timeout=clock.next_check()))
+                if msg["parent_header"].get("msg_id") == msg_id:
+                    if self.record_timing:
+                        cell["metadata"]["execution"]["shell.execute_reply"] = timestamp(msg)
+                    try:
+                        await asyncio.wait_for(task_poll_output_msg, self.iopub_timeout)
+                    except (TimeoutError, Empty):
+                        if self.raise_on_iopub_timeout:
+                            task_poll_kernel_alive.cancel()
+                            raise CellTimeoutError.error_from_timeout_and_cell(
+                                "Timeout waiting for IOPub output", self.iopub_timeout, cell) from None
+                        self.log.warning("Timeout waiting for IOPub output")
+                    task_poll_kernel_alive.cancel()
+                    return msg
+            except Empty:
+                if not clock.expired():  # the time it waited for a CPU was not counted: it has time left
+                    continue
+                task_poll_kernel_alive.cancel()
+                await self._async_check_alive()
+                self._stopped_by = clock
+                timed_out_reply = await self._async_handle_timeout(clock.limit or timeout, cell)
+
+    async def async_wait_for_reply(self, msg_id, cell=None):
+        """nbclient's wait for a reply (the kernel's info, the guard's answers), timed by a :class:`CellClock`:
+        past the limit the kernel is interrupted and None returned."""
+        clock = self._clock(cell)
+        while True:
+            try:
+                wait = clock.next_check()
+                msg = await ensure_async(self.kc.shell_channel.get_msg(
+                    timeout=self.shell_timeout_interval if wait is None else min(wait, self.shell_timeout_interval)))
+            except Empty:
+                await self._async_check_alive()
+                if clock.expired():
+                    self._stopped_by = clock
+                    await self._async_handle_timeout(clock.limit or self.timeout, cell)
+                    return None
+            else:
+                if msg["parent_header"].get("msg_id") == msg_id:
+                    return msg
+
+    wait_for_reply = run_sync(async_wait_for_reply)
+
     async def _async_handle_timeout(self, timeout, cell=None):
         # Where nbclient gives up waiting for a cell and interrupts the kernel: the one place a timeout is known.
         if cell is not None:
             record(cell, Event.TIMED_OUT)
-        return await super()._async_handle_timeout(timeout, cell)
+        reply = await super()._async_handle_timeout(timeout, cell)
+        clock = getattr(self, "_stopped_by", None)
+        if reply is not None and clock is not None:  # what the student reads in the cell
+            message = self._timeout_message(clock)
+            reply["content"].update(evalue=message, traceback=[f"CellTimeoutError: {message}"])
+        return reply
+
+    def _timeout_message(self, clock: CellClock) -> str:
+        """Why a cell was stopped, in the student's words."""
+        notebook = getattr(self, "_deadline", None)
+        if clock.limit is None or (notebook is not None and time.monotonic() >= notebook):
+            return f"the notebook's time limit ({self.notebook_timeout} s) ran out while this cell ran; it was stopped"
+        if clock.past_wall_deadline():
+            return (f"the cell was stopped after {self.timeout_wall_factor * clock.limit:g} s by the clock "
+                    f"({self.timeout_wall_factor} times its time limit of {clock.limit:g} s), most of it spent "
+                    "waiting for a busy machine")
+        return (f"the cell ran longer than its time limit of {clock.limit:g} s and was stopped (time spent waiting "
+                "for a busy machine is not counted)")
 
     def _expression_result(self, reply):
         """(raised, changes) from the guard's answer in an execute reply's user_expressions, None if it was not

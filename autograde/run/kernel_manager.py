@@ -14,6 +14,7 @@ import sys
 import tempfile
 from pathlib import Path
 
+import psutil
 from jupyter_client.manager import AsyncKernelManager
 from traitlets import Bool, Integer, Unicode
 
@@ -44,13 +45,50 @@ class SandboxKernelManager(AsyncKernelManager):
                                  "folder and is the only place it may write; 0 for no limit (sandbox only)"
                        ).tag(config=True)
     threads = Integer(1, help="threads a kernel's NumPy and PyTorch may use").tag(config=True)
-    scratch_base = Unicode("", help="folder for the kernels' scratch folders (default: the system's temp folder); "
-                                    "keep its path short, Unix socket paths are limited to 107 bytes").tag(config=True)
+    # Where a kernel's folder lies changes no grade: `grades=False` keeps it out of the cache key.
+    scratch_base = Unicode("", help="folder for the kernels' scratch folders (ag-<worker pid>-*: connection file, "
+                                    "kernel log) and, on Dask workers where it exists, the workers' courses (default: "
+                                    "the system's temp folder); each is removed when its kernel ends. Keep its path "
+                                    "short: Unix socket paths are limited to 107 bytes").tag(config=True, grades=False)
     last_words = Unicode("", help="the last lines the kernel wrote to its log, kept when it is cleaned up")
+    log_text = Unicode("", help="the end of the kernel's log (at most KEPT_LOG_CHARS), kept when it is cleaned up")
+
+    def kernel_pid(self) -> int | None:
+        """The pid (as this machine sees it) of the kernel's own process, inside the sandbox; None if not found.
+
+        The shallowest process under the launcher that runs ``python -m
+        ipykernel_launcher`` (bubblewrap's command lines name it too, but not
+        as their arguments 1 and 2; a child the kernel forks is deeper).
+        """
+        if getattr(self, "_kernel_pid", None) is not None:
+            return self._kernel_pid
+        process = getattr(getattr(self, "provisioner", None), "process", None)
+        if process is None:
+            return None
+        try:
+            level = [psutil.Process(process.pid)]
+        except psutil.Error:
+            return None
+        while level:
+            below = []
+            for candidate in level:
+                try:
+                    if candidate.cmdline()[1:3] == ["-m", "ipykernel_launcher"]:
+                        self._kernel_pid = candidate.pid
+                        return candidate.pid
+                    below += candidate.children()
+                except psutil.Error:  # (ended meanwhile)
+                    pass
+            level = below
+        return None
 
     async def _async_pre_start_kernel(self, **kw):
+        self._kernel_pid = None  # (a new kernel's is found when first asked for)
         # The worker's pid in the name: when a worker is lost, the grader removes its kernels' folders.
-        self._scratch = tempfile.mkdtemp(prefix=f"ag-{os.getpid()}-", dir=self.scratch_base or None)
+        base = os.path.abspath(self.scratch_base) if self.scratch_base else None
+        if base is not None:
+            os.makedirs(base, exist_ok=True)
+        self._scratch = tempfile.mkdtemp(prefix=f"ag-{os.getpid()}-", dir=base)
         # A cgroup of the same name holds the kernel's processes to memory_mib together: forked children each
         # under the address-space limit must not add up past it. (A restart's kernel gets a fresh one.)
         self._remove_cgroup()
@@ -106,6 +144,7 @@ class SandboxKernelManager(AsyncKernelManager):
         await super()._async_cleanup_resources(restart)
         if not restart and getattr(self, "_scratch", None):
             self.last_words = log_tail(Path(self._scratch) / "kernel.log")
+            self.log_text = log_end(Path(self._scratch) / "kernel.log")
             shutil.rmtree(self._scratch, ignore_errors=True)
             self._scratch = None  # nbclient cleans up twice (in shutdown_kernel and after it): keep what was read
         if not restart:
@@ -118,6 +157,21 @@ class SandboxKernelManager(AsyncKernelManager):
 
     # The base class binds this name to its own method, which nbclient calls after a kernel died.
     cleanup_resources = _async_cleanup_resources
+
+
+KEPT_LOG_CHARS = 64 * 1024  # of a kernel's log, kept beside its executed notebook (student code can write gigabytes)
+
+
+def log_end(path: Path, chars: int = KEPT_LOG_CHARS) -> str:
+    """The last `chars` characters of the log at `path` ('' if it cannot be read), marked if cut."""
+    try:
+        size = os.path.getsize(path)
+        with open(path, "rb") as f:
+            f.seek(max(0, size - chars))
+            text = f.read(chars).decode("utf-8", errors="replace")
+    except OSError:
+        return ""
+    return (f"[the first {size - chars} bytes of this log were cut by the grader]\n" if size > chars else "") + text
 
 
 def log_tail(path: Path, lines: int = 8, chars: int = 1000) -> str:

@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from autograde.course import EXERCISES, REPO, SOLUTIONS, assignment_ids
+from tests.support.scratch import ScratchWatch, scratch_left
 from tests.support.submissions import (
     ALTERNATIVES,
     TAMPERING,
@@ -162,11 +163,12 @@ def grade(submissions: Path, out: Path, *options: str) -> Batch:
 def grade_cached(name: str, write, scratch: Path) -> Batch:
     """Write batch `name`'s submissions (by calling `write(folder)`) under `scratch` and grade them into the cached
     folder ``CACHE/name``: what an earlier run graded with the same notebook, exercise, settings and grader is
-    reused."""
-    submissions = scratch / name / "submitted"
+    reused. Kernels keep their scratch folders under `scratch` too."""
+    submissions, kernels = scratch / name / "submitted", scratch / name / "kernels"
     write(submissions)
+    kernels.mkdir()
     with locked(CACHE / name):
-        return grade(submissions, CACHE / name / "out")
+        return grade(submissions, CACHE / name / "out", "--scratch", str(kernels))
 
 
 def grade_fresh(scratch: Path) -> Batch:
@@ -178,8 +180,10 @@ def grade_fresh(scratch: Path) -> Batch:
                out.parent / "written-by-a-submission",
                Path(tempfile.gettempdir()) / f"written-by-a-submission-{os.getpid()}"]
     write_fresh(submissions, markers, listener.getsockname()[1])
-    scratch_before = set(Path(tempfile.gettempdir()).glob("ag-*"))
-    batch = grade(submissions, out)
+    kernels = scratch / "fresh" / "kernels"  # this run's own scratch base: other gradings on the machine use theirs
+    kernels.mkdir()
+    with ScratchWatch(kernels) as watch:
+        batch = grade(submissions, out, "--scratch", str(kernels))
     try:
         listener.accept()
         connected = True
@@ -187,7 +191,7 @@ def grade_fresh(scratch: Path) -> Batch:
         connected = False
     listener.close()
     written = [str(m) for m in markers if m.exists()]
-    left_behind = sorted(str(p) for p in set(Path(tempfile.gettempdir()).glob("ag-*")) - scratch_before)
-    batch.extra = {"escaped": {"connected": connected, "written": written}, "scratch_left_behind": left_behind}
+    batch.extra = {"escaped": {"connected": connected, "written": written},
+                   "scratch_made": sorted(watch.seen[kernels]), "scratch_left_behind": scratch_left(kernels)}
     return batch
 

@@ -1,0 +1,231 @@
+"""Grading does not depend on what else runs on the machine (issue 21).
+
+A cell's time limit must not be spent waiting for a CPU that other programs
+hold: a correct answer on a busy grading server keeps its points. The starved
+case runs the grader and its kernel on one core beside busy loops pinned to
+that same core, which is what a loaded machine does to a kernel, made certain.
+"""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import tempfile
+from datetime import datetime
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from autograde.__main__ import GradeApp
+from autograde.course import REPO, assignment_ids, cells_checking, graded_cell_ids, source_notebook
+from autograde.grade import settings_in_force
+from autograde.reference import solution_code
+from autograde.run.execute import CellClock, run_queue_wait
+from tests.support.commands import read_rows
+from tests.support.scratch import ScratchWatch, scratch_left, worker_pid
+from tests.support.synthetic import completed_notebook, write_submission
+
+FIRST = assignment_ids()[0]
+LIMIT = 3  # seconds per cell in the starved run
+BURN = 1.5  # seconds of CPU the slow correct answer uses: half its limit
+COMPETITORS = 3  # busy loops on the kernel's core: it gets a quarter of it, so BURN takes about 6 s of wall clock
+SLEEP = 120  # a cell that sleeps this long must still be stopped at LIMIT (sleeping is not waiting for a CPU)
+
+
+def reference(grade_id: str) -> str:
+    """The reference answer of chapter 1's `grade_id`."""
+    cell = next(c for c in source_notebook(FIRST).cells if c.metadata.get("nbgrader", {}).get("grade_id") == grade_id)
+    return solution_code(cell.source)
+
+
+def burning(grade_id: str, seconds: float) -> str:
+    """The reference answer after `seconds` of CPU time spent in a busy loop (a correct, slow answer)."""
+    return (f"import time as _time\n_start = _time.process_time()\nwhile _time.process_time() - _start < {seconds}:\n"
+            f"    pass\n" + reference(grade_id))
+
+
+def wall_seconds(notebook: Path, grade_id: str) -> float:
+    """How long the cell `grade_id` of an executed notebook ran by the wall clock (nbclient's timing record)."""
+    cell = next(c for c in nbformat.read(notebook, as_version=4).cells
+                if c.metadata.get("nbgrader", {}).get("grade_id") == grade_id)
+    timing = cell.metadata["execution"]
+    start, end = (datetime.fromisoformat(timing[k].replace("Z", "+00:00"))
+                  for k in ("iopub.execute_input", "shell.execute_reply"))
+    return (end - start).total_seconds()
+
+
+@pytest.fixture(scope="module")
+def starved(tmp_path_factory):
+    """Chapter 1 graded with a LIMIT-second cell limit on one core shared with COMPETITORS busy loops.
+
+    Student ``slow-but-correct`` burns BURN s of CPU in its softmax answer;
+    ``sleeper`` sleeps SLEEP s in it. The busy loops are ended whatever happens.
+    """
+    base = tmp_path_factory.mktemp("starved")
+    write_submission(completed_notebook(FIRST, {"softmax": burning("softmax", BURN)}), base / "class",
+                     "slow-but-correct", FIRST)
+    write_submission(completed_notebook(FIRST, {"softmax": f"import time\ntime.sleep({SLEEP})\n" + reference("softmax")}),
+                     base / "class", "sleeper", FIRST)
+    core = max(os.sched_getaffinity(0))
+    busy = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(COMPETITORS)]
+    try:
+        for process in busy:
+            os.sched_setaffinity(process.pid, {core})
+        proc = subprocess.run(
+            [sys.executable, "-m", "autograde", "grade", str(base / "class"), "--out", str(base / "out"), "--quiet",
+             "--jobs", "1", "--timeout", str(LIMIT)],
+            cwd=REPO, capture_output=True, text=True, timeout=900, preexec_fn=lambda: os.sched_setaffinity(0, {core}))
+    finally:
+        for process in busy:
+            process.kill()
+            process.wait()
+    assert proc.returncode == 0, proc.stderr
+    scores = {(r["student_id"], r["grade_id"]): r for r in read_rows(base / "out" / "scores.csv")}
+    return {"scores": scores, "out": base / "out", "stderr": proc.stderr}
+
+
+def executed(out: Path, student: str) -> Path:
+    """The executed (autograded) notebook of `student` in a grading run's --out folder."""
+    found = list(out.glob(f"nbgrader/worker-*/autograded/{student}/{FIRST}/{FIRST}.ipynb"))
+    assert len(found) == 1, f"expected one executed notebook of {student} under {out}/nbgrader, found {found}"
+    return found[0]
+
+
+@pytest.mark.slow
+@pytest.mark.sandbox
+def test_a_correct_answer_starved_of_cpu_keeps_its_points(starved):
+    wall = wall_seconds(executed(starved["out"], "slow-but-correct"), "softmax")
+    # The starvation is real: the answer took far longer by the wall clock than the CPU time it needs.
+    assert wall > 1.5 * BURN, f"the busy loops did not slow the kernel down (softmax took {wall:.1f} s); nothing is proved"
+    rows = [r for (s, _), r in starved["scores"].items() if s == "slow-but-correct"]
+    lost = [(r["grade_id"], r["status"], r["message"]) for r in rows if r["status"] != "passed"]
+    assert not lost, (f"a correct answer using {BURN} s of CPU (limit {LIMIT} s) lost points because the machine was "
+                      f"busy (it ran {wall:.1f} s by the wall clock): {lost}")
+
+
+@pytest.mark.slow
+@pytest.mark.sandbox
+def test_a_sleeping_cell_is_still_stopped_at_the_limit(starved):
+    own = cells_checking("softmax", graded_cell_ids(FIRST))
+    rows = [starved["scores"][("sleeper", c)] for c in own]
+    assert all(r["status"] == "timeout" and float(r["score"]) == 0 for r in rows), rows
+    wall = wall_seconds(executed(starved["out"], "sleeper"), "softmax")
+    # Sleeping is not waiting for a CPU: it counts, so the cell ends near its limit, not at the wall-clock cap.
+    assert wall < 4 * LIMIT, f"a cell sleeping {SLEEP} s was stopped only after {wall:.1f} s (limit {LIMIT} s)"
+    others = [r for (s, c), r in starved["scores"].items() if s == "sleeper" and "softmax" not in c]
+    assert others and all(r["status"] == "passed" for r in others), [r for r in others if r["status"] != "passed"]
+
+
+# The clock itself, with a fake wall clock and run queue -----------------------------------------------------------
+
+class FakeMachine:
+    """A wall clock and a kernel's run-queue time that the test moves by hand."""
+
+    def __init__(self, readable: bool = True):
+        self.now, self.queued, self.readable = 100.0, 7.0, readable
+
+    def run(self, seconds: float, waiting: float = 0.0) -> None:
+        """`seconds` pass, of which the kernel spent `waiting` in the run queue."""
+        self.now += seconds
+        self.queued += waiting
+
+    def clock(self, limit, wall_deadline=None) -> CellClock:
+        return CellClock(limit, wall_deadline, lambda: self.queued if self.readable else None, now=lambda: self.now)
+
+
+def test_on_a_quiet_machine_the_limit_is_the_wall_clock():
+    machine = FakeMachine()
+    clock = machine.clock(limit=20)
+    machine.run(19.9)
+    assert not clock.expired() and clock.charged() == pytest.approx(19.9)
+    assert clock.next_check() == pytest.approx(0.1), "the clock must be looked at again when the limit can be reached"
+    machine.run(0.1)
+    assert clock.expired(), "a cell of 20 s on a quiet machine must be stopped at a 20 s limit"
+
+
+def test_time_spent_waiting_for_a_cpu_is_not_counted():
+    machine = FakeMachine()
+    clock = machine.clock(limit=20, wall_deadline=machine.now + 200)
+    machine.run(60, waiting=45)  # a quarter of a core: 15 s of running in a minute
+    assert not clock.expired(), f"charged {clock.charged()} s for 15 s of running and 45 s of waiting for a CPU"
+    assert clock.charged() == pytest.approx(15)
+    machine.run(20, waiting=15)
+    assert clock.expired(), "20 s of running must reach a 20 s limit, however long the wait around it"
+
+
+def test_the_wall_clock_cap_ends_a_cell_whatever_it_was_charged():
+    machine = FakeMachine()
+    clock = machine.clock(limit=20, wall_deadline=machine.now + 200)
+    machine.run(199, waiting=198)
+    assert not clock.expired()
+    machine.run(1, waiting=1)
+    assert clock.expired() and clock.past_wall_deadline(), "the wall-clock cap must stop a cell that only waited"
+
+
+def test_without_a_run_queue_reading_the_clock_is_the_wall_clock():
+    machine = FakeMachine(readable=False)
+    clock = machine.clock(limit=20)
+    machine.run(20, waiting=15)
+    assert clock.expired(), "where the wait cannot be read, the limit must be plain wall-clock time (as before)"
+
+
+def test_the_run_queue_of_a_process_can_be_read():
+    if not Path(f"/proc/{os.getpid()}/schedstat").exists():
+        pytest.skip("this kernel keeps no scheduler statistics (/proc/<pid>/schedstat): the limit is wall-clock time")
+    assert isinstance(run_queue_wait(os.getpid()), float) and run_queue_wait(os.getpid()) >= 0
+    assert run_queue_wait(2**31 - 1) is None, "a process that does not exist must give None, not a number"
+
+
+# Each grading run's scratch folders where it is told -------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def own_scratch(tmp_path_factory):
+    """Two chapter-1 notebooks graded by two workers with ``--scratch``, the scratch folders watched meanwhile."""
+    base = tmp_path_factory.mktemp("own-scratch")
+    for student in ("one", "two"):
+        write_submission(completed_notebook(FIRST), base / "class", student, FIRST)
+    scratch, shared = base / "scratch", Path(tempfile.gettempdir())
+    with ScratchWatch(scratch, shared) as watch:
+        proc = subprocess.run([sys.executable, "-m", "autograde", "grade", str(base / "class"), "--out",
+                               str(base / "out"), "--quiet", "--jobs", "2", "--scratch", str(scratch)],
+                              cwd=REPO, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr
+    return {"scratch": scratch, "shared": shared, "seen": watch.seen, "out": base / "out"}
+
+
+@pytest.mark.slow
+@pytest.mark.sandbox
+def test_kernels_scratch_folders_go_where_the_run_says_and_are_removed(own_scratch):
+    scratch, seen = own_scratch["scratch"], own_scratch["seen"]
+    assert seen[scratch], f"no kernel scratch folder appeared in {scratch} (--scratch) while grading"
+    workers = {worker_pid(name) for name in seen[scratch]}
+    strays = sorted(n for n in seen[own_scratch["shared"]] if worker_pid(n) in workers)
+    assert not strays, f"this run's workers {workers} still made scratch folders in the shared temp folder: {strays}"
+    assert scratch_left(scratch) == [], f"kernel scratch folders left behind: {scratch_left(scratch)}"
+    assert {r["status"] for r in read_rows(own_scratch["out"] / "scores.csv")} == {"passed"}
+
+
+def test_the_scratch_folder_is_an_option_that_changes_no_grade():
+    app = GradeApp()
+    app.parse_command_line(["class", "--out", "out", "--scratch", "/somewhere/else"])
+    assert app.typed() == {"SandboxKernelManager": {"scratch_base": "/somewhere/else"}}, app.typed()
+    # Where scratch folders go is not in the cache key: a run with its own scratch base reuses earlier results.
+    assert settings_in_force(app.typed()) == settings_in_force(), "--scratch changed the settings the cache keys on"
+    assert settings_in_force({"SandboxKernelManager": {"memory_mib": 1024}}) != settings_in_force(), \
+        "the cache key no longer sees the kernel's settings at all"
+
+
+# What a timed-out submission leaves to read ---------------------------------------------------------------------
+
+@pytest.mark.slow
+@pytest.mark.sandbox
+def test_a_timed_out_notebook_keeps_its_executed_notebook_and_kernel_log(starved):
+    notebook = executed(starved["out"], "sleeper")
+    log = notebook.parent / "kernel.log"
+    assert log.is_file() and log.read_text().strip(), f"no kernel log kept beside {notebook}"
+    cell = next(c for c in nbformat.read(notebook, as_version=4).cells
+                if c.metadata.get("nbgrader", {}).get("grade_id") == "softmax")
+    said = [o.get("evalue", "") for o in cell.outputs if o.get("output_type") == "error"]
+    assert any(f"time limit of {LIMIT} s" in s and "waiting for a busy machine is not counted" in s for s in said), \
+        f"the stopped cell does not tell the student its limit and how it is counted: {said}"
