@@ -302,11 +302,13 @@ def test_canvas_export_to_canvas_gradebook(tmp_path):
     (tmp_path / "gradebook.csv").write_text(CANVAS_GRADEBOOK)
     out = tmp_path / "out"
     export = write_zip(tmp_path / "cs101-01-weighted-sum_submissions.zip", files, dates)
-    proc = grade_command(export, out, "--assignment", FIRST, "--jobs", "1", "--gradebook", str(tmp_path / "gradebook.csv"))
+    proc = grade_command(export, out, "--assignment", FIRST, "--jobs", "1",
+                         "--gradebook", str(tmp_path / "gradebook.csv"))
     assert proc.returncode == 0, proc.stderr
     assert "recognised the export's layout: Canvas" in proc.stderr
     grades = grades_by_student(out)
-    assert {s: r["lms_user_id"] for s, r in grades.items()} == {"smithalice": "12345", "jonesbob": "12346", "leedave": "12348"}
+    assert {s: r["lms_user_id"] for s, r in grades.items()} == {"smithalice": "12345", "jonesbob": "12346",
+                                                                 "leedave": "12348"}
     assert float(grades["smithalice"]["score"]) == float(grades["smithalice"]["max_score"]) > 0
     assert any("marked this submission late" in r["note"] for r in read_rows(out / "notes.csv")
                if r["student_id"] == "jonesbob" and r["lms_user_id"] == "12346")
