@@ -178,7 +178,8 @@ def test_a_zip_bomb_is_refused_with_a_clear_message_before_anything_is_extracted
         assert sum(m.file_size for m in z.infolist()) == 5 * 2**30 and bomb.stat().st_size < 10 * 2**20
         with z.open(z.infolist()[0]) as member:
             assert member.read(2**20) == bytes(2**20)
-    # (The command turns this ValueError into exit status 2 and its message on stderr: test_trust.py.)
+    # (The command shows a ValueError's message with exit status 2:
+    # test_trust.py::test_a_failed_rerun_keeps_the_last_runs_results_and_a_good_one_reuses_them.)
     with pytest.raises(ValueError) as refused:
         collect(bomb, tmp_path / "out" / "submitted", assignment_ids())
     message = str(refused.value)
@@ -268,7 +269,8 @@ def test_nbgrader_layout_in_a_zip(tmp_path):
 
 def test_an_unrecognised_export_says_what_it_saw_and_what_to_pass(tmp_path):
     files = {"alice-hw01.ipynb": BROKEN, "bob-hw01.ipynb": BROKEN}
-    # (The command turns this ValueError into exit status 2 and its message on stderr: test_trust.py.)
+    # (The command shows a ValueError's message with exit status 2:
+    # test_trust.py::test_a_failed_rerun_keeps_the_last_runs_results_and_a_good_one_reuses_them.)
     with pytest.raises(ValueError) as refused:
         collected(tmp_path, files)
     message = str(refused.value)
