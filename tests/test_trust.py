@@ -1,11 +1,17 @@
-"""Grading an instructor can trust blindly (issue 11), each proved through the real command.
+"""Grading an instructor can trust blindly (issue 11).
 
 The sandbox's process and disk limits, notes on cells stopped at the time
-limit and on a dead kernel's last words, and a batch that survives losing a
-worker process. Collecting exports (zips, LMS layouts) is in test_lms.py.
+limit and on a dead kernel's last words, a batch that survives losing a worker
+process, the settings grading runs under: proved through the real command,
+grading real notebooks (the `limits` batch is the whole command end to end).
+What the cache key holds and the refusal to grade into a folder the grader did
+not write are proved by calling :mod:`autograde.results.cache` and
+:func:`autograde.grade.grade` in-process. Collecting exports (zips, LMS
+layouts) is in test_lms.py.
 """
 import os
 import random
+import shutil
 import signal
 import subprocess
 import sys
@@ -15,7 +21,11 @@ from pathlib import Path
 
 import pytest
 
+from autograde import cache, course
+from autograde.__main__ import GradeApp
 from autograde.course import REPO, assignment_ids, cells_checking, graded_cell_ids, source_notebook
+from autograde.grade import grade, settings_in_force
+from autograde.results.cache import PACKAGE
 from tests.support.commands import grade_command, grades_by_student, read_rows, repo_copy
 from tests.support.synthetic import completed_notebook, write_submission
 
@@ -51,6 +61,13 @@ MISBEHAVING = {
     "dies-with-last-words": ("cosine_scores", "import os, sys\nprint('my last words before the crash', "
                                               "file=sys.__stderr__, flush=True)\nos._exit(3)\n"),
 }
+
+
+def typed(*options: str) -> dict[str, dict]:
+    """The settings `options` set on the grading command's line (``python -m autograde grade`` reads them so)."""
+    app = GradeApp()
+    app.parse_command_line(["class", "--out", "out", *options])
+    return app.typed()
 
 
 def sleepers(mark: str) -> list[int]:
@@ -294,7 +311,7 @@ MEMORY_HOG = ("def weighted_average(weights, values):\n"
 
 
 def set_config(copy: Path, old: str, new: str) -> None:
-    """Replace `old` by `new` in the nbgrader_config.py of the repository copy `copy`."""
+    """Replace `old` by `new` in the nbgrader_config.py of the copy `copy` (a folder holding autograde/)."""
     config = copy / "autograde" / "nbgrader_config.py"
     text = config.read_text()
     assert old in text, f"{old!r} is not in nbgrader_config.py"
@@ -323,31 +340,56 @@ def test_nbgrader_config_governs_grading_and_the_command_line_overrides_only_wha
     assert status == {"passed"}, message
 
 
-@pytest.mark.slow
-@pytest.mark.sandbox
-def test_changing_anything_a_grade_depends_on_grades_again(tmp_path):
-    copy = repo_copy(tmp_path / "repo")
-    (tmp_path / "class" / "someone" / FIRST).mkdir(parents=True)
-    (tmp_path / "class" / "someone" / FIRST / f"{FIRST}.ipynb").write_text("not JSON, which grades fast")
+def test_changing_anything_a_grade_depends_on_changes_its_cache_key(tmp_path, monkeypatch):
+    # The key a run computes (autograde.grade.grade: cache.key_parts of the notebook under settings_in_force of what
+    # was typed), in-process; that a changed key grades again and an unchanged one is reused, through the command:
+    # test_nbgrader_config_governs_grading_..., test_a_failed_rerun_keeps_the_last_runs_results_....
+    package = tmp_path / "autograde"
+    shutil.copytree(PACKAGE, package, ignore=shutil.ignore_patterns("__pycache__"))
+    monkeypatch.setattr(course, "NBGRADER_CONFIG", package / "nbgrader_config.py")  # (settings are read from it)
+    notebook = tmp_path / f"{FIRST}.ipynb"
+    notebook.write_text("not JSON")
 
-    def graded_now(*options) -> str:
-        proc = grade_command(tmp_path / "class", tmp_path / "out", "--jobs", "1", *options, cwd=copy)
-        assert proc.returncode == 0, proc.stderr
-        return proc.stdout.split(" graded now")[0].split(": ")[-1]
+    def parts(*options) -> dict[str, str]:
+        cache._fingerprint.cache_clear()  # (each run of the command is a new process, which hashes the grader anew)
+        return cache.key_parts(notebook, FIRST, settings_in_force(typed(*options)), package=package)
 
-    assert graded_now() == "1"
-    assert graded_now() == "0", "nothing changed, yet the submission was graded again"
-    set_config(copy, "c.Execute.timeout = 60", "c.Execute.timeout = 45")
-    assert graded_now() == "1", "the configured time limit changed"
-    set_config(copy, "# Graded kernels are killed", "c.GuardedExecute.max_output_chars = 50_000\n# Graded kernels are killed")
-    assert graded_now() == "1", "nbgrader_config.py changed"
-    normalise = copy / "autograde" / "normalise.py"
-    normalise.write_text(normalise.read_text() + "\n# a change to the grader's code\n")
-    assert graded_now() == "1", "the grader's code changed"
-    changes = [("--memory", "3000"), ("--processes", "64"), ("--disk", "256"), ("--timeout", "30")]
-    for n, change in enumerate(changes):
-        options = [option for typed in changes[:n + 1] for option in typed]
-        assert graded_now(*options) == "1", f"{change} was typed"
+    def changed(before: dict[str, str], after: dict[str, str]) -> set[str]:
+        return {name for name in before if before[name] != after[name]}
+
+    first = parts()
+    assert parts() == first, "nothing changed, yet the key did"
+    steps = [("the configured time limit",
+              lambda: set_config(tmp_path, "c.Execute.timeout = 60", "c.Execute.timeout = 45"), {"settings", "grader"}),
+             ("a setting added to nbgrader_config.py", lambda: set_config(
+                 tmp_path, "# Graded kernels are killed",
+                 "c.GuardedExecute.max_output_chars = 50_000\n# Graded kernels are killed"), {"settings", "grader"}),
+             ("the grader's code", lambda: (package / "normalise.py").write_text(
+                 (package / "normalise.py").read_text() + "\n# a change to the grader's code\n"), {"grader"})]
+    before = first
+    for what, change, expected in steps:
+        change()
+        after = parts()
+        assert changed(before, after) == expected, f"{what} changed: {changed(before, after)} of the key changed"
+        before = after
+    typed_changes = [("--memory", "3000"), ("--processes", "64"), ("--disk", "256"), ("--timeout", "30")]
+    for n, change in enumerate(typed_changes):
+        after = parts(*[option for typed_change in typed_changes[:n + 1] for option in typed_change])
+        assert changed(before, after) == {"settings"}, f"{change} typed: {changed(before, after)} of the key changed"
+        before = after
+
+
+def test_a_typed_time_limit_beats_the_config_files_in_the_cache_key(tmp_path, monkeypatch):
+    # The config file sets the time limit for the very class that runs cells; what is typed is what the key holds.
+    package = tmp_path / "autograde"
+    shutil.copytree(PACKAGE, package, ignore=shutil.ignore_patterns("__pycache__"))
+    monkeypatch.setattr(course, "NBGRADER_CONFIG", package / "nbgrader_config.py")
+    set_config(tmp_path, "c.Execute.timeout = 60", "c.Execute.timeout = 60\nc.GuardedExecute.timeout = 120")
+    assert settings_in_force(typed())["timeout"] == 120, "the config file's own time limit is not in force"
+    settings = settings_in_force(typed("--timeout", "3"))
+    assert settings["timeout"] == settings["GuardedExecute.timeout"] == 3, settings
+    assert settings_in_force(typed("--timeout", "3")) == settings, "the same settings give another key"
+    assert settings_in_force(typed("--timeout", "4")) != settings, "another typed time limit gives the same key"
 
 
 # Issue 19: the instructor's data is never lost ------------------------------------------------------------------
@@ -357,22 +399,22 @@ def tree(folder: Path) -> dict[str, bytes]:
     return {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
 
 
-@pytest.mark.slow
-@pytest.mark.sandbox
 def test_grading_into_a_course_folder_never_deletes_what_the_grader_did_not_write(tmp_path):
     # An nbgrader course folder: `--out .` there names its submitted/ and feedback/ folders.
-    course = tmp_path / "course"
-    (course / "submitted" / "alice" / FIRST).mkdir(parents=True)
-    (course / "submitted" / "alice" / FIRST / f"{FIRST}.ipynb").write_text("not JSON, which grades fast")
-    (course / "feedback" / "alice" / FIRST).mkdir(parents=True)
-    (course / "feedback" / "alice" / FIRST / f"{FIRST}.html").write_text("<p>the instructor's own feedback</p>")
-    (course / "grades.csv").write_text("student,grade\nalice,A\n")
-    before = tree(course)
-    proc = grade_command(course / "submitted", course, "--jobs", "1")
-    assert tree(course) == before, f"the course folder changed: {proc.stdout}{proc.stderr}"
-    assert proc.returncode == 2, proc.stdout + proc.stderr
+    course_folder = tmp_path / "course"
+    (course_folder / "submitted" / "alice" / FIRST).mkdir(parents=True)
+    (course_folder / "submitted" / "alice" / FIRST / f"{FIRST}.ipynb").write_text("not JSON, which grades fast")
+    (course_folder / "feedback" / "alice" / FIRST).mkdir(parents=True)
+    (course_folder / "feedback" / "alice" / FIRST / f"{FIRST}.html").write_text("<p>the instructor's own feedback</p>")
+    (course_folder / "grades.csv").write_text("student,grade\nalice,A\n")
+    before = tree(course_folder)
+    # grade() itself, as the command calls it; the refusal comes before any kernel, so no sandbox is asked for. (The
+    # command shows a ValueError's message with exit status 2: test_a_failed_rerun_keeps_the_last_runs_results_....)
+    with pytest.raises(ValueError) as refused:
+        grade(course_folder / "submitted", course_folder, progress=False, jobs=1, sandbox=False)
+    assert tree(course_folder) == before, "the course folder changed"
     for name in ("submitted", "feedback", "grades.csv"):
-        assert name in proc.stderr, f"the refusal does not name {name}: {proc.stderr}"
+        assert name in str(refused.value), f"the refusal does not name {name}: {refused.value}"
 
 
 @pytest.mark.slow
@@ -402,8 +444,9 @@ def test_a_failed_rerun_keeps_the_last_runs_results_and_a_good_one_reuses_them(t
 
 @pytest.mark.slow
 @pytest.mark.sandbox
-def test_the_command_line_beats_the_config_file_and_its_value_is_in_the_cache_key(tmp_path):
-    # The config file sets the time limit for the very class that runs cells; the command line still wins.
+def test_the_command_line_beats_the_config_file(tmp_path):
+    # The config file sets the time limit for the very class that runs cells; the command line still wins. (That the
+    # typed value is in the cache key: test_a_typed_time_limit_beats_the_config_files_in_the_cache_key.)
     copy = repo_copy(tmp_path / "repo")
     set_config(copy, "c.Execute.timeout = 60", "c.Execute.timeout = 60\nc.GuardedExecute.timeout = 120")
     # A correct definition, then 12 s of sleep: stopped under a 3 s limit, finished under the file's 120 s.
@@ -412,14 +455,7 @@ def test_the_command_line_beats_the_config_file_and_its_value_is_in_the_cache_ke
             "        return np.divide(x, norm, out=np.zeros_like(x), where=norm > 0)\n\n"
             "    return unit(queries) @ unit(keys).T\n\nimport time\ntime.sleep(12)\n")
     write_submission(completed_notebook(FIRST, {"cosine_scores": slow}), tmp_path / "class", "sleeper", FIRST)
-
-    def run(*options):
-        proc = grade_command(tmp_path / "class", tmp_path / "out", "--jobs", "1", *options, cwd=copy)
-        assert proc.returncode == 0, proc.stderr
-        notes = [r["note"] for r in read_rows(tmp_path / "out" / "notes.csv")]
-        return proc.stdout.split(" graded now")[0].split(": ")[-1], notes
-
-    graded_now, notes = run("--timeout", "3")
+    proc = grade_command(tmp_path / "class", tmp_path / "out", "--jobs", "1", "--timeout", "3", cwd=copy)
+    assert proc.returncode == 0, proc.stderr
+    notes = [r["note"] for r in read_rows(tmp_path / "out" / "notes.csv")]
     assert any("stopped at the time limit" in n for n in notes), f"the typed 3 s limit was not in force: {notes}"
-    assert run("--timeout", "3")[0] == "0", "the same settings graded again"
-    assert run("--timeout", "4")[0] == "1", "another typed time limit reused the result of the last (not in the key)"
