@@ -21,10 +21,11 @@ from pathlib import Path
 
 import pytest
 
-from autograde import cache, course
+from autograde import course
 from autograde.__main__ import GradeApp
 from autograde.course import REPO, assignment_ids, cells_checking, graded_cell_ids, source_notebook
 from autograde.grade import grade, settings_in_force
+from autograde.results import cache
 from autograde.results.cache import PACKAGE
 from tests.support.commands import grade_command, grades_by_student, read_rows, repo_copy
 from tests.support.synthetic import completed_notebook, write_submission
@@ -364,8 +365,8 @@ def test_changing_anything_a_grade_depends_on_changes_its_cache_key(tmp_path, mo
              ("a setting added to nbgrader_config.py", lambda: set_config(
                  tmp_path, "# Graded kernels are killed",
                  "c.GuardedExecute.max_output_chars = 50_000\n# Graded kernels are killed"), {"settings", "grader"}),
-             ("the grader's code", lambda: (package / "normalise.py").write_text(
-                 (package / "normalise.py").read_text() + "\n# a change to the grader's code\n"), {"grader"})]
+             ("the grader's code", lambda: (package / "intake" / "normalise.py").write_text(
+                 (package / "intake" / "normalise.py").read_text() + "\n# a change to the grader's code\n"), {"grader"})]
     before = first
     for what, change, expected in steps:
         change()
