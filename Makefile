@@ -3,7 +3,7 @@ PYTHON ?= $(shell command -v python3.11 || command -v python3)
 VENV := .venv
 PY := $(VENV)/bin/python
 
-.PHONY: book test exercises clean venv
+.PHONY: book test exercises clean venv system-packages
 
 venv: $(VENV)/.installed
 
@@ -20,9 +20,15 @@ $(VENV)/.installed: requirements.txt pyproject.toml
 book: venv
 	$(VENV)/bin/jupyter-book build . -W -n --keep-going
 
-test: venv
+# bubblewrap and Chromium first (installed if missing, where that can be done), so that a machine without them
+# stops at once with the command to run, not after the venv's install or halfway through the tests.
+test: system-packages
+	@$(MAKE) --no-print-directory venv
 	$(VENV)/bin/ruff check .
 	$(PY) -m pytest
+
+system-packages:
+	@scripts/system-packages
 
 # Regenerate every student notebook in exercises/ from solutions/.
 exercises: venv

@@ -6,6 +6,7 @@ graded results are kept between runs.
 """
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 import sys
@@ -104,3 +105,19 @@ def compiled_course(tmp_path_factory):
             path = course / folder / assignment / f"{assignment}.ipynb"
             assert str(path) in wrote and path.is_file(), f"compile did not write {path}:\n{proc.stdout}"
     return course
+
+
+def pytest_collection_finish(session):
+    """Tests marked `sandbox` need bubblewrap: without `bwrap` on PATH they are skipped, saying how to install it;
+    on CI (the environment variable CI set, as .ci/run does) a missing bwrap is an error instead, never a skip."""
+    needing = [item for item in session.items if item.get_closest_marker("sandbox")]
+    if not needing or shutil.which("bwrap"):
+        return
+    if os.environ.get("CI", "").lower() not in ("", "0", "false", "no"):
+        raise pytest.UsageError(f"bubblewrap (bwrap) is not on PATH, and {len(needing)} selected test(s) marked "
+                                "`sandbox` need it: on CI they must run, not be skipped (install it: "
+                                "`apt-get install bubblewrap`)")
+    skip = pytest.mark.skip(reason="bubblewrap (bwrap) is not installed: `sudo apt-get install bubblewrap` "
+                                   "(Debian/Ubuntu) to run the tests that grade in its sandbox")
+    for item in needing:
+        item.add_marker(skip)

@@ -147,7 +147,7 @@ def server(book):
 @pytest.fixture(scope="module")
 def browser():
     """Headless Debian Chromium (playwright cannot download a browser here)."""
-    assert Path(CHROMIUM).is_file(), f"no chromium at {CHROMIUM}: apt-get install chromium (.ci/run does)"
+    assert Path(CHROMIUM).is_file(), f"no chromium at {CHROMIUM}: sudo apt-get install chromium (make test does, as root)"
 
     with sync_playwright() as p:
         chromium = p.chromium.launch(executable_path=CHROMIUM)

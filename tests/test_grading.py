@@ -13,6 +13,7 @@ from markupsafe import escape  # as the pages' templates escape text
 
 from autograde.course import REPO, SOLUTIONS, assignment_ids, cells_checking, graded_cell_ids, source_notebook
 from autograde.pages.outline import outline
+from tests.support.commands import run_main
 from tests.support.leaks import secret_lines
 from tests.support.pages import blocks, table_with
 from tests.support.submissions import stealing_cell
@@ -67,9 +68,9 @@ def test_grading_changes_no_source_exercise_or_submission(graded):
 
 
 def test_unknown_assignment_is_a_clear_error(tmp_path):
-    proc = subprocess.run([sys.executable, "-m", "autograde", "grade", str(tmp_path), "--out", str(tmp_path / "o"),
-                           "--assignment", "99-nope"], cwd=REPO, capture_output=True, text=True)
-    assert proc.returncode == 2 and "unknown assignment" in proc.stderr
+    status, _, stderr = run_main("grade", str(tmp_path), "--out", str(tmp_path / "o"), "--assignment", "99-nope")
+    assert status == 2 and "unknown assignment" in stderr, (status, stderr)
+    assert not (tmp_path / "o").exists(), "an unknown assignment still made the output folder"
 
 
 @pytest.mark.slow

@@ -9,12 +9,14 @@ import socket
 import subprocess
 import sys
 import tempfile
+from pathlib import Path
 
 import nbformat
 import pytest
 
 from autograde.course import REPO, SOLUTIONS, assignment_ids, cells_checking, graded_cell_ids
 from autograde.run import sandbox
+from tests.support.commands import run_main
 from tests.support.submissions import TAMPERING, format_damaged, stealing_cell, structurally_damaged
 from tests.support.synthetic import completed_notebook, write_submission
 
@@ -76,14 +78,13 @@ def test_every_kernel_scratch_folder_is_removed(graded_fresh):
     assert graded["scratch_left_behind"] == []
 
 
-def test_grading_refuses_to_run_without_a_sandbox_unless_told(tmp_path):
+def test_grading_refuses_to_run_without_a_sandbox_unless_told(tmp_path, monkeypatch):
     write_submission(completed_notebook(FIRST), tmp_path / "class", "someone", FIRST)
     # An empty PATH but for Python's folder: bubblewrap cannot be found.
-    env = {"PATH": str(__import__("pathlib").Path(sys.executable).parent), "HOME": str(tmp_path)}
-    proc = subprocess.run([sys.executable, "-m", "autograde", "grade", str(tmp_path / "class"), "--out",
-                           str(tmp_path / "out"), "--quiet"], cwd=REPO, capture_output=True, text=True, env=env)
-    assert proc.returncode == 2
-    assert "refusing to grade: bubblewrap is not installed" in proc.stderr and "--no-sandbox" in proc.stderr
+    monkeypatch.setenv("PATH", str(Path(sys.executable).parent))
+    status, _, stderr = run_main("grade", str(tmp_path / "class"), "--out", str(tmp_path / "out"), "--quiet")
+    assert status == 2, (status, stderr)
+    assert "refusing to grade: bubblewrap is not installed" in stderr and "--no-sandbox" in stderr, stderr
     assert not (tmp_path / "out" / "scores.csv").exists()
 
 

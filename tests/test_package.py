@@ -1,10 +1,13 @@
 """The grader's shape: the pipeline's steps as layers, imports in one direction, nothing done at import."""
 import ast
 import graphlib
+import json
 import subprocess
 import sys
 import tomllib
 from pathlib import Path
+
+import pytest
 
 import autograde
 
@@ -167,34 +170,84 @@ def test_every_subpackage_is_installed():
     assert listed == folders, f"pyproject.toml's packages miss {sorted(folders - listed)}, name {sorted(listed - folders)}"
 
 
-def imported_after(statement: str) -> dict:
-    """What running `statement` in a fresh interpreter imported (of the package and matplotlib) or changed (PATH,
-    nbgrader), as seen from there."""
-    probe = ("import os, sys\npath = os.environ.get('PATH')\nimport nbgrader.api\nalembic = nbgrader.api.get_alembic_version\n"
-             f"{statement}\n"
-             "print(repr({'modules': sorted(m for m in sys.modules if m.split('.')[0] in ('autograde', 'matplotlib')), "
-             "'path_changed': os.environ.get('PATH') != path, "
-             "'nbgrader_patched': nbgrader.api.get_alembic_version is not alembic}))")
-    proc = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120)
-    assert proc.returncode == 0, proc.stderr
-    return ast.literal_eval(proc.stdout.strip().splitlines()[-1])
+# The import statements checked below, each for what it imports and changes on its own.
+COLLECT = "import autograde.intake.collect, autograde.intake.normalise"
+COMMANDS = "import autograde.grade, autograde.course, autograde.pages.report, autograde.__main__"
+WORKER = "import autograde.batch.worker"
+
+# One interpreter imports what every probe needs, then forks a child per statement (all at once, each reporting on
+# its own pipe): each child starts from the state of a fresh interpreter after that common part (sys.modules
+# accumulates, so the statements must not share one), and the interpreter's start and nbgrader's import are paid
+# once instead of three times.
+PROBE = """
+import json, os, sys
+path = os.environ.get('PATH')
+import nbgrader.api
+alembic = nbgrader.api.get_alembic_version
+children = {}
+for statement in json.loads(sys.argv[1]):
+    sys.stdout.flush()
+    sys.stderr.flush()
+    read, write = os.pipe()
+    child = os.fork()
+    if child == 0:
+        os.close(read)
+        try:
+            exec(statement, {})
+            seen = {'modules': sorted(m for m in sys.modules if m.split('.')[0] in ('autograde', 'matplotlib')),
+                    'path_changed': os.environ.get('PATH') != path,
+                    'nbgrader_patched': nbgrader.api.get_alembic_version is not alembic}
+            with os.fdopen(write, 'w') as report:
+                json.dump(seen, report)
+            os._exit(0)
+        except BaseException:
+            import traceback
+            traceback.print_exc()
+            sys.stderr.flush()
+            os._exit(1)
+    os.close(write)
+    children[statement] = (child, read)
+results, failed = {}, False
+for statement, (child, read) in children.items():
+    with os.fdopen(read) as report:
+        text = report.read()
+    failed |= os.waitstatus_to_exitcode(os.waitpid(child, 0)[1]) != 0
+    if text:
+        results[statement] = json.loads(text)
+print(json.dumps(results))
+sys.exit(failed)
+"""
 
 
-def test_collect_and_normalise_never_import_execute():
-    seen = imported_after("import autograde.intake.collect, autograde.intake.normalise")
+@pytest.fixture(scope="module")
+def imported() -> dict[str, dict]:
+    """For each statement above, what running it in a fresh interpreter imported (of the package and matplotlib)
+    or changed (PATH, nbgrader), as seen from there."""
+    statements = [COLLECT, COMMANDS, WORKER]
+    # (From the checkout's root, so that `-c` imports this checkout's package, not another one installed.)
+    proc = subprocess.run([sys.executable, "-c", PROBE, json.dumps(statements)], cwd=PACKAGE.parent,
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, f"an import statement failed in the probe:\n{proc.stderr}"
+    seen = json.loads(proc.stdout.splitlines()[-1])
+    assert sorted(seen) == sorted(statements), f"the probe reported {sorted(seen)}, not every statement"
+    return seen
+
+
+def test_collect_and_normalise_never_import_execute(imported):
+    seen = imported[COLLECT]
     assert "autograde.intake.normalise" in seen["modules"]
     assert not {m for m in seen["modules"] if m.startswith(("autograde.run", "autograde.results"))}, seen["modules"]
 
 
-def test_importing_the_package_changes_nothing():
-    seen = imported_after("import autograde.grade, autograde.course, autograde.pages.report, autograde.__main__")
+def test_importing_the_package_changes_nothing(imported):
+    seen = imported[COMMANDS]
     assert "autograde.pages.report" in seen["modules"]
     assert not seen["path_changed"] and not seen["nbgrader_patched"]
     assert not any(m.startswith("matplotlib") for m in seen["modules"]), "matplotlib is imported only to draw"
 
 
-def test_a_worker_never_imports_matplotlib_or_the_writers():
-    seen = imported_after("import autograde.batch.worker")
+def test_a_worker_never_imports_matplotlib_or_the_writers(imported):
+    seen = imported[WORKER]
     assert "autograde.batch.worker" in seen["modules"]
     writers = {m for m in seen["modules"] if m.startswith("autograde.pages") or m == "autograde.results.outputs"}
     assert not writers, f"a worker imports {sorted(writers)}"

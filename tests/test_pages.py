@@ -195,7 +195,7 @@ def test_chromium_typesets_the_maths_of_a_feedback_page_offline(tmp_path):
     from playwright.sync_api import sync_playwright
 
     chromium = shutil.which("chromium") or "/usr/bin/chromium"
-    assert Path(chromium).is_file(), f"no chromium at {chromium}: apt-get install chromium (.ci/run does)"
+    assert Path(chromium).is_file(), f"no chromium at {chromium}: sudo apt-get install chromium (make test does, as root)"
     assignment = "05-transformer"
     _, exercises = feedback._course_outline(assignment)
     own = [CellResult("eve", assignment, t.grade_id, 0.0, t.points, Status.FAILED, "AssertionError: x")

@@ -1,7 +1,11 @@
-"""Helpers for tests that run the real grading command, ``python -m autograde grade``, as a subprocess."""
+"""Helpers for tests that run the real grading command, ``python -m autograde grade``: as a subprocess, or its
+``main()`` in this process where a subprocess would prove nothing more."""
 from __future__ import annotations
 
+import contextlib
 import csv
+import io
+import logging
 import shutil
 import subprocess
 import sys
@@ -16,6 +20,30 @@ def grade_command(submissions: Path, out: Path, *options: str, cwd: Path = REPO,
     """Run ``python -m autograde grade SUBMISSIONS --out OUT --quiet OPTIONS`` from `cwd`; stdout and stderr as text."""
     return subprocess.run([sys.executable, "-m", "autograde", "grade", str(submissions), "--out", str(out), "--quiet",
                            *options], cwd=cwd, capture_output=True, text=True, timeout=timeout)
+
+
+def run_main(*argv: str) -> tuple[int, str, str]:
+    """Run ``python -m autograde ARGV``'s ``main()`` in this process: its exit status, stdout and stderr.
+
+    The command sends the package's log to stderr (a handler on the ``autograde`` logger, which stops propagating):
+    that is undone afterwards, so later tests' `caplog` still sees the package's records.
+    """
+    from autograde.__main__ import main
+
+    logger = logging.getLogger("autograde")
+    saved = list(logger.handlers), logger.level, logger.propagate
+    out, err = io.StringIO(), io.StringIO()
+    try:
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            try:
+                status = main(list(argv))
+            except SystemExit as stop:  # (traitlets ends so after its help or a value of the wrong type)
+                status = stop.code
+    finally:
+        logger.handlers[:] = saved[0]
+        logger.setLevel(saved[1])
+        logger.propagate = saved[2]
+    return status, out.getvalue(), err.getvalue()
 
 
 def read_rows(path: Path) -> list[dict]:

@@ -157,8 +157,8 @@ def _shapes(tokens: list[Token], n: int) -> list[tuple[str, ...]]:
     return [_shape(tokens[i:i + n]) for i in range(len(tokens) - n + 1)]
 
 
-@dataclass(frozen=True)
-class Answer:
+@dataclass(frozen=True, eq=False)  # (hashed by identity: answers() makes each once, and hashing its tokens cost more
+class Answer:                       # than the check itself)
     """A graded answer in one form: a solution region of the source, or a correct alternative from tests/."""
 
     assignment: str
@@ -299,13 +299,24 @@ def _substance(tokens: list[Token]) -> int:
     return sum(t.name is None and t.text not in _PUNCTUATION and t.text not in _CONTROL for t in tokens)
 
 
-def leaks_of(code: list[Token], answer: Answer) -> list[Leak]:
-    """Where `code` (the tokens of a page's code) repeats `answer`, by the two rules above."""
+@functools.cache
+def _answer_shapes(answer: Answer) -> tuple[list[tuple[str, ...]], frozenset[tuple[str, ...]]]:
+    """The SHORT_RUN-token shapes of `answer`, and those of them the notebooks do not show (computed once per answer:
+    a page has dozens of code blocks, each compared with every answer)."""
+    shapes = _shapes(list(answer.tokens), SHORT_RUN)
+    return shapes, frozenset(shapes) - public_shapes(answer.assignment, SHORT_RUN)
+
+
+def leaks_of(code: list[Token], answer: Answer, code_shapes: list[tuple[str, ...]] | None = None) -> list[Leak]:
+    """Where `code` (the tokens of a page's code) repeats `answer`, by the two rules above; `code_shapes`, the
+    SHORT_RUN-token shapes of `code`, when the caller has them already."""
     n = SHORT_RUN
     public = public_shapes(answer.assignment, n)
-    answer_shapes = _shapes(list(answer.tokens), n)
-    private_answer = set(answer_shapes) - public
-    code_shapes = _shapes(code, n)
+    answer_shapes, private_answer = _answer_shapes(answer)
+    if code_shapes is None:
+        code_shapes = _shapes(code, n)
+    if private_answer.isdisjoint(code_shapes):  # (both rules need a window of the answer students have not seen)
+        return []
     # Code positions inside a window that repeats the answer, less those inside a window the notebooks show anyway.
     matched, shown = set(), set()
     for i, shape in enumerate(code_shapes):
@@ -335,7 +346,9 @@ def leaks_of(code: list[Token], answer: Answer) -> list[Leak]:
 def code_leaks(source: str, assignments: list[str] | None = None, first_line: int = 1) -> list[Leak]:
     """Every answer of `assignments` (default: all) that the Python `source` repeats, and where."""
     code = code_tokens(source, first_line)
-    return [leak for a in (assignments or assignment_ids()) for answer in answers(a) for leak in leaks_of(code, answer)]
+    shapes = _shapes(code, SHORT_RUN)  # (once, not once per answer)
+    return [leak for a in (assignments or assignment_ids()) for answer in answers(a)
+            for leak in leaks_of(code, answer, shapes)]
 
 
 def page_leaks(page: Path, assignments: list[str] | None = None) -> list[Leak]:
