@@ -41,6 +41,7 @@ import builtins
 import functools
 import hashlib
 import hmac
+import importlib.util
 import io
 import json
 import os
@@ -52,10 +53,10 @@ import tempfile
 import time
 from pathlib import Path
 
-from autograde.course import REPO, assignment_ids, source_notebook
-from autograde.reference import solution_code
-from tests.support.submissions import alternatives, mutants
-from tests.support.synthetic import alternative_student, mutant_code, mutant_student
+# Only the standard library at import: the child process (``python -m tests.support.verdicts run``) starts with
+# what a kernel starts with, and the pytest side imports the grader's modules where it uses them.
+REPO = Path(__file__).resolve().parent.parent.parent
+MUTANTS = REPO / "tests" / "mutants"
 
 __all__ = ["SAMPLED_MUTANTS", "chapter_verdicts", "mutant_verdicts", "notebook_verdicts"]
 
@@ -64,20 +65,19 @@ JOBS = 2  # forked evaluations running at once (the machine has 2 cores)
 
 # One mutant per chapter whose verdicts are also decided by the real grader (the lead's `grade_chapter` batch), to
 # check that both ways agree: each fails cells in a way that exercises more than one assertion.
-SAMPLED_MUTANTS: tuple[tuple[str, str, Path], ...] = tuple(
-    (a, g, p) for a, g, p in mutants() if (a, g, p.stem) in {
-        # Undone: raises NotImplementedError in four cells, and the temperature and bandwidth measurements (which
-        # call softmax) are run again with the tests' own softmax (retry_with_reference) and keep their points.
-        ("01-weighted-sum", "softmax", "not_done"),
-        # A wrong mask in the module the decoder is trained with: the training cells run on the tests' own module.
-        ("02-additive-attention", "AdditiveAttention", "flipped_mask"),
-        # A check that raises on buggy attention instead of returning False: an error in the student's own code.
-        ("03-self-attention", "check_attention", "crashes_on_bugs"),
-        # A cache that stores state wrongly: several hidden cells, incremental attention built on it.
-        ("04-long-sequences", "KVCache", "overwrites"),
-        # Trained and untrained checks of TinyGPT: the visible and the causal cell, with training in the notebook.
-        ("05-transformer", "TinyGPT", "mask_hides_current"),
-    })
+SAMPLED_MUTANTS: tuple[tuple[str, str, Path], ...] = tuple((a, g, MUTANTS / a / g / f"{name}.py") for a, g, name in (
+    # Undone: raises NotImplementedError in four cells, and the temperature and bandwidth measurements (which
+    # call softmax) are run again with the tests' own softmax (retry_with_reference) and keep their points.
+    ("01-weighted-sum", "softmax", "not_done"),
+    # A wrong mask in the module the decoder is trained with: the training cells run on the tests' own module.
+    ("02-additive-attention", "AdditiveAttention", "flipped_mask"),
+    # A check that raises on buggy attention instead of returning False: an error in the student's own code.
+    ("03-self-attention", "check_attention", "crashes_on_bugs"),
+    # A cache that stores state wrongly: several hidden cells, incremental attention built on it.
+    ("04-long-sequences", "KVCache", "overwrites"),
+    # Trained and untrained checks of TinyGPT: the visible and the causal cell, with training in the notebook.
+    ("05-transformer", "TinyGPT", "mask_hides_current"),
+))
 
 _RUNNER = "tests.support.verdicts"
 
@@ -107,6 +107,10 @@ def notebook_verdicts(cells: list[dict], variants: dict[str, dict[str, str]], ti
         unknown = set(cells_replaced) - solution_ids
         if unknown:
             raise KeyError(f"variant {name!r} replaces no solution cell: {sorted(unknown)}")
+    from autograde.reference import solution_code
+
+    # What runs in a solution cell that no variant replaces: the reference, as a perfect student writes it.
+    cells = [{**c, "source": solution_code(c["source"])} if c["nbgrader"].get("solution") else c for c in cells]
     request = {"cells": cells, "variants": variants, "timeout": timeout, "jobs": jobs}
     with tempfile.TemporaryDirectory(prefix="verdicts-") as scratch:
         scratch = Path(scratch)
@@ -168,6 +172,10 @@ def mutant_verdicts(assignment: str, variants: dict[str, dict[str, str]], timeou
     cell passes exactly when the grader would give it full points, and the
     message of a failed one is the grader's (as in scores.csv).
     """
+    from autograde.course import source_notebook
+    from autograde.reference import solution_code
+    from tests.support.synthetic import mutant_code
+
     nb = source_notebook(assignment)
     reference = {c.metadata["nbgrader"]["grade_id"]: solution_code(c.source) for c in nb.cells
                  if c.metadata.get("nbgrader", {}).get("solution")}
@@ -182,13 +190,19 @@ def mutant_verdicts(assignment: str, variants: dict[str, dict[str, str]], timeou
 
 @functools.cache
 def chapter_verdicts(assignment: str) -> dict[str, dict[str, tuple[bool, str]]]:
-    """In-process verdicts of every mutant and alternative of `assignment`, and of the reference; once per process.
+    """In-process verdicts of every mutant and alternative of `assignment`, of the reference and of the notebook
+    as released (every answer cell as the student gets it); computed once per process.
 
-    Keyed by the student ids the grader would give them (:func:`mutant_student`,
-    :func:`alternative_student`, ``"reference"``), so they compare directly with
-    a graded batch's scores.
+    Keyed by the student ids the grader's batch gives them (:func:`mutant_student`,
+    :func:`alternative_student`, ``"reference"``, ``"untouched"``), so they
+    compare directly with a graded batch's scores.
     """
-    variants: dict[str, dict[str, str]] = {"reference": {}}
+    from tests.support.submissions import alternatives, mutants
+    from tests.support.synthetic import alternative_student, mutant_student, student_notebook
+
+    released = {c.metadata["nbgrader"]["grade_id"]: c.source for c in student_notebook(assignment).cells
+                if c.metadata.get("nbgrader", {}).get("solution")}
+    variants: dict[str, dict[str, str]] = {"reference": {}, "untouched": released}
     for student, files in ((mutant_student, mutants()), (alternative_student, alternatives())):
         for a, grade_id, path in files:
             if a == assignment:
@@ -225,7 +239,6 @@ class _Notebook:
         from IPython.core.interactiveshell import InteractiveShell
         from traitlets.config import Config
 
-        from autograde.execute import _guard_source
         from autograde.sources import defined_names, free_names, imported_packages
 
         for name, fd in (("stdout", 1), ("stderr", 2)):
@@ -243,7 +256,10 @@ class _Notebook:
             f"_ag_{secrets.token_hex(8)}", 0, False, []
         guard = {"__builtins__": dict(vars(builtins)), "__name__": "autograde_guard",
                  "get_ipython": self.shell.get_ipython}
-        exec(compile(_guard_source(), "autograde_guard", "exec"), guard)  # noqa: S102 (the grader's own guard)
+        # The guard's source as GuardedExecute sends it (autograde.execute._guard_source), found without importing
+        # autograde.execute and nbgrader with it.
+        source = Path(importlib.util.find_spec("autograde.kernel_guard").origin).read_text()
+        exec(compile(source, "autograde_guard", "exec"), guard)  # noqa: S102 (the grader's own guard)
         guard["install"](self.key, self.entry, packages)
         signal.signal(signal.SIGALRM, self._interrupt)
 
@@ -308,14 +324,19 @@ def _run(request: dict, result_path: Path) -> None:
     # NumPy and PyTorch use one thread, as in the grader's kernels: notebook_verdicts sets OMP_NUM_THREADS=1 (and
     # OpenBLAS's, MKL's), which PyTorch reads when the notebook imports it (torch.get_num_threads() is 1).
     cells, variants, jobs = request["cells"], request["variants"], max(int(request["jobs"]), 1)
-    os.chdir(tempfile.mkdtemp(prefix="verdicts-cwd-"))  # a notebook's files land in a scratch folder, as in a kernel
+    # The scratch folder of the request (notebook_verdicts removes it): a notebook's files land there, as in a
+    # kernel's own folder, and each fork leaves its records there.
+    scratch = result_path.parent
+    (scratch / "cwd").mkdir()
+    os.chdir(scratch / "cwd")
     notebook = _Notebook(cells, float(request["timeout"]))
     index_of = {c["nbgrader"].get("grade_id"): i for i, c in enumerate(cells) if c["nbgrader"].get("solution")}
     starts: dict[int, list[str]] = {}
     for name, replaced in variants.items():
         if replaced:
             starts.setdefault(min(index_of[g] for g in replaced), []).append(name)
-    outputs = Path(tempfile.mkdtemp(prefix="verdicts-out-"))
+    outputs = scratch / "forks"
+    outputs.mkdir()
     running: dict[int, tuple[str, float]] = {}  # pid -> (variant, deadline)
     failed: dict[str, str] = {}
     reference: dict[int, dict] = {}
@@ -340,7 +361,7 @@ def _run(request: dict, result_path: Path) -> None:
         cell = cells[index]
         grade_id = cell["nbgrader"].get("grade_id")
         if cell["nbgrader"].get("solution"):
-            return replaced[grade_id] if grade_id in replaced else solution_code(cell["source"])
+            return replaced.get(grade_id, cell["source"])
         return cell["source"]
 
     pids: dict[int, str] = {}
@@ -385,6 +406,9 @@ def _run(request: dict, result_path: Path) -> None:
 
 def _measure(assignments: list[str], repeat: int) -> None:
     """Print the best of `repeat` wall times to evaluate every mutant of each of `assignments` in-process."""
+    from tests.support.submissions import mutants
+    from tests.support.synthetic import mutant_student
+
     for assignment in assignments:
         variants = {mutant_student(g, p): {g: p.read_text()} for a, g, p in mutants() if a == assignment}
         times = []
@@ -408,8 +432,10 @@ def main(argv: list[str] | None = None) -> None:
     measure.add_argument("--repeat", type=int, default=3)
     args = parser.parse_args(argv)
     if args.command == "run":
-        _run(json.loads(args.request.read_text()), args.result)
+        _run(json.loads(args.request.read_text()), args.result.resolve())
     else:
+        from autograde.course import assignment_ids
+
         _measure(args.assignments or assignment_ids(), args.repeat)
 
 
