@@ -3,10 +3,11 @@
 Issue 19 found chapter 5 answers that broke the instructions and kept every
 point, one post-norm mistake that cost in two cells, a missing causal mask
 blamed on the layer order, and a softmax left undone that cost chapter 1's
-measuring exercises too. Those mutants are part of the corpus the class batch
-(`graded`) grades once by the real command; these tests read exactly where
+measuring exercises too. Those mutants are part of the corpus whose verdicts
+are decided in-process once per chapter (tests/support/verdicts.py, checked
+against the real grader by test_verdicts.py); these tests read exactly where
 each loses. (That the new alternatives keep every point under the stricter
-tests is test_alternatives.py's check, on the same batch.)
+tests is test_alternatives.py's check, through the real grader.)
 """
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ from tests.support.submissions import mutants
 from tests.support.synthetic import (
     mutant_student,
 )
+from tests.support.verdicts import chapter_verdicts
 
 CH1, CH5 = "01-weighted-sum", "05-transformer"
 
@@ -57,15 +59,15 @@ MUTANTS_HERE = [(a, g, p) for a, g, p in mutants() if (a, g, p.stem) in CASES]
 
 
 @pytest.fixture(scope="session")
-def graded_few(graded):
-    """The class batch's scores by (student, assignment, cell): it grades every mutant and alternative once already."""
-    return graded["scores"]
+def in_process_verdicts():
+    """`assignment -> {student: {test cell: (passed, message)}}`, each chapter evaluated in-process the first time a
+    test asks for it (the cache is chapter_verdicts's, shared with test_mutants.py)."""
+    return chapter_verdicts
 
 
-def lost_cells(scores, student, assignment):
-    """The test cells where `student` got less than full points."""
-    return {c for c in graded_cell_ids(assignment)
-            if float(scores[(student, assignment, c)]["score"]) < float(scores[(student, assignment, c)]["max_score"])}
+def lost_cells(verdicts: dict) -> set[str]:
+    """The test cells that one student's `verdicts` (``{cell: (passed, message)}``) do not give full points."""
+    return {cell for cell, (passed, _) in verdicts.items() if not passed}
 
 
 def test_the_cases_name_real_mutants():
@@ -76,24 +78,22 @@ def test_the_cases_name_real_mutants():
 
 
 @pytest.mark.slow
-@pytest.mark.sandbox
 @pytest.mark.parametrize("case", sorted(LOSES_EXACTLY), ids=lambda c: f"{c[1]}/{c[2]}")
-def test_a_mistake_loses_points_exactly_in_the_cells_that_name_it(graded_few, case):
+def test_a_mistake_loses_points_exactly_in_the_cells_that_name_it(in_process_verdicts, case):
     assignment, grade_id, name = case
-    lost = lost_cells(graded_few, mutant_student(grade_id, name), assignment)
+    lost = lost_cells(in_process_verdicts(assignment)[mutant_student(grade_id, name)])
     assert lost == LOSES_EXACTLY[case], f"{grade_id}/{name} loses points in {sorted(lost)}, not {sorted(LOSES_EXACTLY[case])}"
 
 
 @pytest.mark.slow
-@pytest.mark.sandbox
 @pytest.mark.parametrize("case", sorted(MESSAGES), ids=lambda c: f"{c[1]}/{c[2]}/{c[3]}")
-def test_the_message_names_the_likely_mistake(graded_few, case):
+def test_the_message_names_the_likely_mistake(in_process_verdicts, case):
     assignment, grade_id, name, cell = case
-    row = graded_few[(mutant_student(grade_id, name), assignment, cell)]
+    passed, message = in_process_verdicts(assignment)[mutant_student(grade_id, name)][cell]
     says, never = MESSAGES[case]
-    assert float(row["score"]) < float(row["max_score"]), f"{grade_id}/{name} keeps its points in {cell}"
-    assert says in row["message"], f"{cell}'s message for {name} does not say {says!r}: {row['message']}"
-    assert never is None or never not in row["message"], f"{cell}'s message for {name} says {never!r}: {row['message']}"
+    assert not passed, f"{grade_id}/{name} keeps its points in {cell}"
+    assert says in message, f"{cell}'s message for {name} does not say {says!r}: {message}"
+    assert never is None or never not in message, f"{cell}'s message for {name} says {never!r}: {message}"
 
 
 def significant_digits(number: str) -> int:
@@ -106,16 +106,16 @@ def test_significant_digits_are_counted_without_leading_zeros():
 
 
 @pytest.mark.slow
-@pytest.mark.sandbox
-def test_chapter_5_messages_show_rounded_numbers(graded_few):
+def test_chapter_5_messages_show_rounded_numbers(in_process_verdicts):
     # A float32 0.02 printed in full reads 0.019999999552965164: the tests round what a student reads.
-    long = {(s, c): r["message"] for (s, a, c), r in graded_few.items()
-            if a == CH5 and any(significant_digits(x) > 7 for x in re.findall(r"\d+\.\d+", r["message"]))}
+    # (Every mutant and alternative of chapter 5, the reference and the notebook as released.)
+    long = {(s, c): message for s, verdicts in in_process_verdicts(CH5).items() for c, (_, message) in verdicts.items()
+            if any(significant_digits(x) > 7 for x in re.findall(r"\d+\.\d+", message))}
     assert not long, f"unrounded numbers in chapter 5's messages: {long}"
 
 
 @pytest.mark.slow
-@pytest.mark.sandbox
-def test_the_reference_keeps_every_point(graded_few):
+def test_the_reference_keeps_every_point(in_process_verdicts):
     for assignment in (CH1, CH5):
-        assert not lost_cells(graded_few, "reference", assignment), f"the reference loses points in {assignment}"
+        lost = lost_cells(in_process_verdicts(assignment)["reference"])
+        assert not lost, f"the reference loses points in {assignment}: {sorted(lost)}"
