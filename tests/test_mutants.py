@@ -42,8 +42,8 @@ COSTS_ELSEWHERE: dict[tuple[str, str, str], str] = {}
 
 @pytest.fixture(scope="session")
 def in_process_verdicts():
-    """`assignment -> {student: {test cell: (passed, message)}}` for every mutant and alternative of a chapter (and
-    "reference", "untouched"), evaluated in-process the first time a test asks for that chapter, so that
+    """`assignment -> {student: {test cell: (passed, message)}}` for every mutant of a chapter (and "reference",
+    "untouched"), evaluated in-process the first time a test asks for that chapter, so that
     `pytest -k 03-self-attention` evaluates chapter 3 only (the cache is chapter_verdicts's: once per session)."""
     return chapter_verdicts
 

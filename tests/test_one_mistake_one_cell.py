@@ -60,8 +60,9 @@ MUTANTS_HERE = [(a, g, p) for a, g, p in mutants() if (a, g, p.stem) in CASES]
 
 @pytest.fixture(scope="session")
 def in_process_verdicts():
-    """`assignment -> {student: {test cell: (passed, message)}}`, each chapter evaluated in-process the first time a
-    test asks for it (the cache is chapter_verdicts's, shared with test_mutants.py)."""
+    """`(assignment, alternatives=False) -> {student: {test cell: (passed, message)}}`: a chapter's mutants (or its
+    alternatives) evaluated in-process the first time a test asks for them (the cache is chapter_verdicts's, shared
+    with test_mutants.py)."""
     return chapter_verdicts
 
 
@@ -109,7 +110,8 @@ def test_significant_digits_are_counted_without_leading_zeros():
 def test_chapter_5_messages_show_rounded_numbers(in_process_verdicts):
     # A float32 0.02 printed in full reads 0.019999999552965164: the tests round what a student reads.
     # (Every mutant and alternative of chapter 5, the reference and the notebook as released.)
-    long = {(s, c): message for s, verdicts in in_process_verdicts(CH5).items() for c, (_, message) in verdicts.items()
+    students = {**in_process_verdicts(CH5), **in_process_verdicts(CH5, alternatives=True)}
+    long = {(s, c): message for s, verdicts in students.items() for c, (_, message) in verdicts.items()
             if any(significant_digits(x) > 7 for x in re.findall(r"\d+\.\d+", message))}
     assert not long, f"unrounded numbers in chapter 5's messages: {long}"
 

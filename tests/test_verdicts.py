@@ -29,8 +29,9 @@ from tests.support.verdicts import SAMPLED_MUTANTS, chapter_verdicts, notebook_v
 
 @pytest.fixture(scope="session")
 def in_process_verdicts():
-    """`assignment -> {student: {test cell: (passed, message)}}`, each chapter evaluated the first time it is asked
-    for (and once per session: the cache is tests.support.verdicts.chapter_verdicts's)."""
+    """`(assignment, alternatives=False) -> {student: {test cell: (passed, message)}}`: a chapter's mutants (or with
+    `alternatives`, its alternatives) evaluated the first time they are asked for, once per session (the cache is
+    tests.support.verdicts.chapter_verdicts's)."""
     return chapter_verdicts
 
 
@@ -82,7 +83,8 @@ def test_one_mutant_per_chapter_is_sampled():
 @pytest.mark.sandbox
 @pytest.mark.parametrize("assignment", assignment_ids())
 def test_in_process_verdicts_agree_with_the_grader(grade_chapter, in_process_verdicts, assignment):
-    scores, verdicts = grade_chapter(assignment)["scores"], in_process_verdicts(assignment)
+    scores = grade_chapter(assignment)["scores"]
+    verdicts = {**in_process_verdicts(assignment), **in_process_verdicts(assignment, alternatives=True)}
     differ = []
     for student in agreement_students(assignment):
         for cell in graded_cell_ids(assignment):

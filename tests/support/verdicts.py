@@ -193,24 +193,30 @@ def mutant_verdicts(assignment: str, variants: dict[str, dict[str, str]], timeou
 
 
 @functools.cache
-def chapter_verdicts(assignment: str) -> dict[str, dict[str, tuple[bool, str]]]:
-    """In-process verdicts of every mutant and alternative of `assignment`, of the reference and of the notebook
-    as released (every answer cell as the student gets it); computed once per process.
+def chapter_verdicts(assignment: str, alternatives: bool = False) -> dict[str, dict[str, tuple[bool, str]]]:
+    """In-process verdicts of every mutant of `assignment`, of the reference and of the notebook as released (every
+    answer cell as the student gets it); with `alternatives`, of the reference and every correct alternative
+    instead. Each computed once per process, and apart: the mutants' tests need no alternative (a chapter whose
+    training every fork runs again pays for each).
 
     Keyed by the student ids the grader's batch gives them (:func:`mutant_student`,
     :func:`alternative_student`, ``"reference"``, ``"untouched"``), so they
     compare directly with a graded batch's scores.
     """
-    from tests.support.submissions import alternatives, mutants
+    from tests.support import submissions
     from tests.support.synthetic import alternative_student, mutant_student, student_notebook
 
-    released = {c.metadata["nbgrader"]["grade_id"]: c.source for c in student_notebook(assignment).cells
-                if c.metadata.get("nbgrader", {}).get("solution")}
-    variants: dict[str, dict[str, str]] = {"reference": {}, "untouched": released}
-    for student, files in ((mutant_student, mutants()), (alternative_student, alternatives())):
-        for a, grade_id, path in files:
-            if a == assignment:
-                variants[student(grade_id, path)] = {grade_id: path.read_text()}
+    if alternatives:
+        variants: dict[str, dict[str, str]] = {"reference": {}}
+        student, files = alternative_student, submissions.alternatives()
+    else:
+        released = {c.metadata["nbgrader"]["grade_id"]: c.source for c in student_notebook(assignment).cells
+                    if c.metadata.get("nbgrader", {}).get("solution")}
+        variants = {"reference": {}, "untouched": released}
+        student, files = mutant_student, submissions.mutants()
+    for a, grade_id, path in files:
+        if a == assignment:
+            variants[student(grade_id, path)] = {grade_id: path.read_text()}
     return mutant_verdicts(assignment, variants)
 
 
