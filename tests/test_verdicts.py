@@ -125,6 +125,8 @@ SYNTHETIC = {
     "add_one/off_by_one": {"add_one": "def add_one(x):\n    return x + 2"},
     "add_one/loops": {"add_one": "def add_one(x):\n    while True:\n        pass"},
     "add_one/loops_in_the_cell": {"add_one": "while True:\n    pass"},
+    # A KeyboardInterrupt the code raises itself is an error like any other, not a timeout.
+    "add_one/raises_interrupt": {"add_one": "def add_one(x):\n    raise KeyboardInterrupt('mine')"},
     # A cell that writes to stderr before a test: nothing to do with any verdict.
     "add_one/prints_to_stderr": {"add_one": "def add_one(x):\n    print('debug', file=sys.stderr)\n    return x + 1"},
     # Changes what the test relies on while the test runs: the guard's verdict, as in the grader.
@@ -170,6 +172,8 @@ def test_a_cell_past_the_time_limit_times_out_and_the_rest_still_runs(synthetic)
     # An answer cell that never finished: what fails after it counts as the timeout's consequence, as in the grader.
     then = "an earlier cell ran longer than the time limit; then NameError: name 'add_one' is not defined"
     assert failed(verdicts["add_one/loops_in_the_cell"]) == {"test_add_one": then, "test_add_one_noisy": then}
+    assert failed(verdicts["add_one/raises_interrupt"]) == {"test_add_one": "KeyboardInterrupt: mine",
+                                                            "test_add_one_noisy": "KeyboardInterrupt: mine"}
     # Three cells at the limit, in two forks; the rest took a few seconds even on a busy machine.
     assert seconds < 3 * SYNTHETIC_TIMEOUT + 60, f"the evaluation took {seconds:.0f} s"
 

@@ -271,10 +271,11 @@ class _Notebook:
         source = Path(importlib.util.find_spec("autograde.kernel_guard").origin).read_text()
         exec(compile(source, "autograde_guard", "exec"), guard)  # noqa: S102 (the grader's own guard)
         guard["install"](self.key, self.entry, packages)
+        self.rang = False
         signal.signal(signal.SIGALRM, self._interrupt)
 
-    @staticmethod
-    def _interrupt(signum, frame):
+    def _interrupt(self, signum, frame):
+        self.rang = True  # a timeout is what the alarm saw, never an exception's name (student code can raise it)
         raise KeyboardInterrupt  # what the kernel gets when nbclient interrupts a cell at the time limit
 
     def _guard(self, expression: str) -> tuple[object, list[str]]:
@@ -305,7 +306,7 @@ class _Notebook:
                 self.untrusted = [c for c in restored if "grader's guard" in c]
             if restored:
                 events["restored"] = {"changes": restored}
-        start = time.monotonic()
+        start, self.rang = time.monotonic(), False
         signal.setitimer(signal.ITIMER_REAL, self.timeout)
         try:
             result = self.shell.run_cell(source, store_history=True)
@@ -314,7 +315,7 @@ class _Notebook:
         finally:
             signal.setitimer(signal.ITIMER_REAL, 0)
         error = None if result is None else result.error_before_exec or result.error_in_exec
-        if result is None or isinstance(error, KeyboardInterrupt):
+        if self.rang:
             events["timed_out"] = {}
             error = error or KeyboardInterrupt()
         names = [n for n in self.defined_names(source) if n in self.test_reads]
