@@ -17,7 +17,8 @@ import pytest
 from autograde.course import EXERCISES, REPO, SOLUTIONS, assignment_ids
 from tests.support import batches
 from tests.support.commands import repo_copy
-from tests.support.submissions import digest, mutants
+from tests.support.submissions import digest
+from tests.support.verdicts import SAMPLED_MUTANTS, chapter_verdicts
 
 HTML = REPO / "_build" / "html"
 JUPYTER_BOOK = Path(sys.executable).parent / "jupyter-book"
@@ -47,6 +48,11 @@ def pytest_collection_modifyitems(items):
     if unmarked:
         raise pytest.UsageError(f"tests that use a graded batch ({', '.join(sorted(BATCH_FIXTURES))}) must be marked "
                                 "slow and sandbox: " + ", ".join(unmarked[:5]))
+    unmarked = [item.nodeid for item in items if "in_process_verdicts" in getattr(item, "fixturenames", ())
+                and not item.get_closest_marker("slow")]
+    if unmarked:
+        raise pytest.UsageError("tests that use in_process_verdicts run whole notebooks and must be marked slow: "
+                                + ", ".join(unmarked[:5]))
 
 
 @pytest.fixture(scope="session")
@@ -63,12 +69,20 @@ def grade_chapter(tmp_path_factory):
         if assignment not in done:
             if assignment not in assignment_ids():
                 raise KeyError(f"no chapter {assignment!r}: {assignment_ids()}")
-            picked = [path for a, _, path in mutants() if a == assignment]
+            picked = [path for a, _, path in SAMPLED_MUTANTS if a == assignment]  # (the others: in-process)
             done[assignment] = batches.grade_cached(
                 f"chapter-{assignment}", lambda folder: batches.write_chapter(folder, assignment, picked), scratch)
         return done[assignment]
 
     return graded
+
+
+@pytest.fixture(scope="session")
+def in_process_verdicts():
+    """``in_process_verdicts(assignment, alternatives=False)``: ``{student: {test cell: (passed, message)}}`` for the
+    reference, the untouched notebook and every mutant of a chapter (or, with `alternatives`, the reference and every
+    alternative), decided in-process (:mod:`tests.support.verdicts`) the first time a test asks for that chapter."""
+    return chapter_verdicts
 
 
 @pytest.fixture(scope="session")

@@ -1,4 +1,10 @@
-"""Every mutant (a plausible wrong answer) loses points on its function's tests, via the real grader."""
+"""Every mutant (a plausible wrong answer) loses points on its function's tests, and only there.
+
+The verdicts are decided in-process (tests/support/verdicts.py: the notebook's
+cells in an IPython shell with the grader's guard, a fork per mutant after the
+shared prefix), which test_verdicts.py checks against the real grader on one
+mutant per chapter and every alternative.
+"""
 import re
 from collections import Counter
 
@@ -34,32 +40,25 @@ COSTS_ELSEWHERE: dict[tuple[str, str, str], str] = {}
 
 
 @pytest.mark.slow
-@pytest.mark.sandbox
 @pytest.mark.parametrize(("assignment", "grade_id", "path"), MUTANTS, ids=[f"{a}::{g}/{p.stem}" for a, g, p in MUTANTS])
-def test_mutant_loses_points(grade_chapter, assignment, grade_id, path):
-    graded = grade_chapter(assignment)
-    student = mutant_student(grade_id, path)
+def test_mutant_loses_points(in_process_verdicts, assignment, grade_id, path):
+    verdicts = in_process_verdicts(assignment)[mutant_student(grade_id, path)]
     cells = cells_checking(grade_id, graded_cell_ids(assignment))
     assert cells, f"{grade_id} has no test cells"
-    rows = [graded["scores"][(student, assignment, c)] for c in cells]
-    score = sum(float(r["score"]) for r in rows)
-    full = sum(float(r["max_score"]) for r in rows)
-    assert score < full, f"mutant {path.name} of {grade_id} scores full marks ({score}/{full}) on {cells}"
+    lost = {c: verdicts[c][1] for c in cells if not verdicts[c][0]}
+    assert lost, f"mutant {path.name} of {grade_id} scores full marks on {cells}"
     # A lost point comes with a message that says what is wrong: more than the name of an exception.
-    silent = [(r["grade_id"], r["message"]) for r in rows if r["status"] != "passed" and not says_something(r["message"])]
+    silent = [(c, message) for c, message in lost.items() if not says_something(message)]
     assert not silent, f"mutant {path.name} of {grade_id} loses points without saying why: {silent}"
 
 
 @pytest.mark.slow
-@pytest.mark.sandbox
 @pytest.mark.parametrize(("assignment", "grade_id", "path"), MUTANTS, ids=[f"{a}::{g}/{p.stem}" for a, g, p in MUTANTS])
-def test_a_mistake_costs_points_only_in_its_own_cells(grade_chapter, assignment, grade_id, path):
-    graded = grade_chapter(assignment)
-    student = mutant_student(grade_id, path)
+def test_a_mistake_costs_points_only_in_its_own_cells(in_process_verdicts, assignment, grade_id, path):
+    verdicts = in_process_verdicts(assignment)[mutant_student(grade_id, path)]
     all_cells = graded_cell_ids(assignment)
     own = set(cells_checking(grade_id, all_cells))
-    elsewhere = [c for c in all_cells if c not in own
-                 and float(graded["scores"][(student, assignment, c)]["score"]) < float(graded["scores"][(student, assignment, c)]["max_score"])]
+    elsewhere = [c for c in all_cells if c not in own and not verdicts[c][0]]
     if (assignment, grade_id, path.stem) in COSTS_ELSEWHERE:
         assert elsewhere, f"{path.name} no longer costs points elsewhere: remove it from COSTS_ELSEWHERE"
     else:

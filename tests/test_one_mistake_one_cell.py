@@ -3,10 +3,11 @@
 Issue 19 found chapter 5 answers that broke the instructions and kept every
 point, one post-norm mistake that cost in two cells, a missing causal mask
 blamed on the layer order, and a softmax left undone that cost chapter 1's
-measuring exercises too. Those mutants are graded with their chapter's batch
-(conftest's `grade_chapter`); these tests read exactly where each loses. (That
-the new alternatives keep every point under the stricter tests is
-test_alternatives.py's check, on the same batches.)
+measuring exercises too. Those mutants are part of the corpus whose verdicts
+are decided in-process once per chapter (tests/support/verdicts.py, checked
+against the real grader by test_verdicts.py); these tests read exactly where
+each loses. (That the new alternatives keep every point under the stricter
+tests is test_alternatives.py's check, through the real grader.)
 """
 from __future__ import annotations
 
@@ -56,16 +57,9 @@ CASES = set(LOSES_EXACTLY) | {k[:3] for k in MESSAGES}
 MUTANTS_HERE = [(a, g, p) for a, g, p in mutants() if (a, g, p.stem) in CASES]
 
 
-@pytest.fixture(scope="session")
-def graded_few(grade_chapter):
-    """Chapters 1 and 5's scores by (student, assignment, cell), from their graded batches."""
-    return {**grade_chapter(CH1)["scores"], **grade_chapter(CH5)["scores"]}
-
-
-def lost_cells(scores, student, assignment):
-    """The test cells where `student` got less than full points."""
-    return {c for c in graded_cell_ids(assignment)
-            if float(scores[(student, assignment, c)]["score"]) < float(scores[(student, assignment, c)]["max_score"])}
+def lost_cells(verdicts: dict) -> set[str]:
+    """The test cells that one student's `verdicts` (``{cell: (passed, message)}``) do not give full points."""
+    return {cell for cell, (passed, _) in verdicts.items() if not passed}
 
 
 def test_the_cases_name_real_mutants():
@@ -76,24 +70,22 @@ def test_the_cases_name_real_mutants():
 
 
 @pytest.mark.slow
-@pytest.mark.sandbox
 @pytest.mark.parametrize("case", sorted(LOSES_EXACTLY), ids=lambda c: f"{c[1]}/{c[2]}")
-def test_a_mistake_loses_points_exactly_in_the_cells_that_name_it(graded_few, case):
+def test_a_mistake_loses_points_exactly_in_the_cells_that_name_it(in_process_verdicts, case):
     assignment, grade_id, name = case
-    lost = lost_cells(graded_few, mutant_student(grade_id, name), assignment)
+    lost = lost_cells(in_process_verdicts(assignment)[mutant_student(grade_id, name)])
     assert lost == LOSES_EXACTLY[case], f"{grade_id}/{name} loses points in {sorted(lost)}, not {sorted(LOSES_EXACTLY[case])}"
 
 
 @pytest.mark.slow
-@pytest.mark.sandbox
 @pytest.mark.parametrize("case", sorted(MESSAGES), ids=lambda c: f"{c[1]}/{c[2]}/{c[3]}")
-def test_the_message_names_the_likely_mistake(graded_few, case):
+def test_the_message_names_the_likely_mistake(in_process_verdicts, case):
     assignment, grade_id, name, cell = case
-    row = graded_few[(mutant_student(grade_id, name), assignment, cell)]
+    passed, message = in_process_verdicts(assignment)[mutant_student(grade_id, name)][cell]
     says, never = MESSAGES[case]
-    assert float(row["score"]) < float(row["max_score"]), f"{grade_id}/{name} keeps its points in {cell}"
-    assert says in row["message"], f"{cell}'s message for {name} does not say {says!r}: {row['message']}"
-    assert never is None or never not in row["message"], f"{cell}'s message for {name} says {never!r}: {row['message']}"
+    assert not passed, f"{grade_id}/{name} keeps its points in {cell}"
+    assert says in message, f"{cell}'s message for {name} does not say {says!r}: {message}"
+    assert never is None or never not in message, f"{cell}'s message for {name} says {never!r}: {message}"
 
 
 def significant_digits(number: str) -> int:
@@ -106,16 +98,17 @@ def test_significant_digits_are_counted_without_leading_zeros():
 
 
 @pytest.mark.slow
-@pytest.mark.sandbox
-def test_chapter_5_messages_show_rounded_numbers(graded_few):
+def test_chapter_5_messages_show_rounded_numbers(in_process_verdicts):
     # A float32 0.02 printed in full reads 0.019999999552965164: the tests round what a student reads.
-    long = {(s, c): r["message"] for (s, a, c), r in graded_few.items()
-            if a == CH5 and any(significant_digits(x) > 7 for x in re.findall(r"\d+\.\d+", r["message"]))}
+    # (Every mutant and alternative of chapter 5, the reference and the notebook as released.)
+    students = {**in_process_verdicts(CH5), **in_process_verdicts(CH5, alternatives=True)}
+    long = {(s, c): message for s, verdicts in students.items() for c, (_, message) in verdicts.items()
+            if any(significant_digits(x) > 7 for x in re.findall(r"\d+\.\d+", message))}
     assert not long, f"unrounded numbers in chapter 5's messages: {long}"
 
 
 @pytest.mark.slow
-@pytest.mark.sandbox
-def test_the_reference_keeps_every_point(graded_few):
+def test_the_reference_keeps_every_point(in_process_verdicts):
     for assignment in (CH1, CH5):
-        assert not lost_cells(graded_few, "reference", assignment), f"the reference loses points in {assignment}"
+        lost = lost_cells(in_process_verdicts(assignment)["reference"])
+        assert not lost, f"the reference loses points in {assignment}: {sorted(lost)}"

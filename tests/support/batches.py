@@ -6,8 +6,9 @@ folder under :data:`CACHE` (git-ignored): the grader keeps every result there,
 keyed by everything the grade depends on, so a rerun grades only what changed.
 
 - ``chapter-<a>``: the reference, the untouched notebook, every correct
-  alternative and the sampled mutants of chapter `a` (the other mutants are
-  judged in-process);
+  alternative and the sampled mutant of chapter `a` (every mutant's verdicts
+  are decided in-process, tests/support/verdicts.py; these are what the
+  agreement test compares them with);
 - ``odd``: chapter 1's broken, damaged and hostile submissions, and one file
   that is not a notebook for every chapter (so the report covers them all);
 - ``fresh``: the few chapter 1 submissions whose tests read what a run did

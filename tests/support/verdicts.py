@@ -1,0 +1,457 @@
+"""A mutant's verdicts decided in-process: which test cells of the notebook pass, without grading it whole.
+
+Test scaffolding, not part of the grader. The grader (``python -m autograde
+grade``) starts a sandboxed kernel per notebook (about 5 s each); here one
+child process per assignment runs the SOURCE notebook (hidden tests included,
+as the grader runs them) with the reference solutions in an IPython
+``InteractiveShell`` (the kernel's own semantics: magics, display hook, history),
+and forks just before each solution cell some variant replaces: the fork runs
+the variant's code and every cell after it, the parent the reference cell, so
+the common prefix runs once.
+
+It keeps what decides a cell's points in the grader:
+
+- a test cell fails when it raises (nbgrader's verdict); output to stderr does
+  NOT fail it, as the grader's ``StderrIsNotFailure`` relabels it, and a test
+  cell's ``execute_result`` decides nothing (``no_verdict``);
+- the grader's guard (``autograde/run/guard.py``, the same source) is
+  installed before the first cell and called as ``GuardedExecute`` calls it:
+  what a test relies on is put back before each test cell, and a test during
+  which it was changed fails with ``TamperingError``;
+- a cell past the time limit is interrupted (``KeyboardInterrupt``, as the
+  kernel gets) and recorded as timed out; the cells after it still run;
+- the message is the grader's own (``autograde.results.classify.classify_cell`` on the
+  same record, redacted against the hidden tests, as in scores.csv);
+- NumPy and PyTorch use one thread, Matplotlib the ``agg`` backend, as in the
+  grader's kernels.
+
+What it does not reproduce: a kernel that dies (the grader runs the notebook
+again without that cell; here the variant's evaluation fails with an error),
+the sandbox's limits (memory, files, network) and the whole notebook's time
+limit. Mutants and alternatives need none of them;
+``test_in_process_verdicts_agree_with_the_grader`` checks the two ways agree.
+
+``python -m tests.support.verdicts measure [ASSIGNMENT ...]`` times the
+evaluation of every mutant of each chapter (best of 3).
+"""
+from __future__ import annotations
+
+import argparse
+import builtins
+import functools
+import hashlib
+import hmac
+import importlib.util
+import io
+import json
+import os
+import secrets
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+# Only the standard library at import: the child process (``python -m tests.support.verdicts run``) starts with
+# what a kernel starts with, and the pytest side imports the grader's modules where it uses them.
+REPO = Path(__file__).resolve().parent.parent.parent
+MUTANTS = REPO / "tests" / "mutants"
+
+__all__ = ["SAMPLED_MUTANTS", "chapter_verdicts", "mutant_verdicts", "notebook_verdicts"]
+
+# Seconds per cell. More than the grader's batch gets (tests/conftest.py: 20 s): a cell here only has to finish, and
+# a finite one must not fail because the machine is busy. Chapter 2's training takes ~10 s alone; a test that trains
+# again with the tests' own module takes as long, and on a loaded machine (three processes on two shared cores) that
+# went past 20 s. No mutant or alternative loses a point by a timeout on an idle machine.
+CELL_TIMEOUT = 60
+JOBS = 2  # forked evaluations running at once (the machine has 2 cores)
+
+# One mutant per chapter whose verdicts are also decided by the real grader (the lead's `grade_chapter` batch), to
+# check that both ways agree: each fails cells in a way that exercises more than one assertion.
+SAMPLED_MUTANTS: tuple[tuple[str, str, Path], ...] = tuple((a, g, MUTANTS / a / g / f"{name}.py") for a, g, name in (
+    # Undone: raises NotImplementedError in four cells, and the temperature and bandwidth measurements (which
+    # call softmax) are run again with the tests' own softmax (retry_with_reference) and keep their points.
+    ("01-weighted-sum", "softmax", "not_done"),
+    # A wrong mask in the module the decoder is trained with: the training cells run on the tests' own module.
+    ("02-additive-attention", "AdditiveAttention", "flipped_mask"),
+    # A check that raises on buggy attention instead of returning False: an error in the student's own code.
+    ("03-self-attention", "check_attention", "crashes_on_bugs"),
+    # A cache that stores state wrongly: several hidden cells, incremental attention built on it.
+    ("04-long-sequences", "KVCache", "overwrites"),
+    # Trained and untrained checks of TinyGPT: the visible and the causal cell, with training in the notebook.
+    ("05-transformer", "TinyGPT", "mask_hides_current"),
+))
+
+_RUNNER = "tests.support.verdicts"
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# The pytest side: build the request, start one child process, read back and format the verdicts.
+
+
+def _cells(nb) -> list[dict]:
+    """The notebook's cells as the runner needs them: type, source, nbgrader metadata."""
+    return [{"cell_type": c.cell_type, "source": c.source, "nbgrader": dict(c.metadata.get("nbgrader", {}))}
+            for c in nb.cells]
+
+
+def notebook_verdicts(cells: list[dict], variants: dict[str, dict[str, str]], timeout: float = CELL_TIMEOUT,
+                      jobs: int = JOBS, assignment: str = "") -> dict[str, dict[str, tuple[bool, str]]]:
+    """Verdicts of the test cells of a notebook given as `cells` (``{"cell_type", "source", "nbgrader"}`` each).
+
+    `variants` maps a name to ``{solution_grade_id: code}`` (the complete code of
+    each cell it replaces; ``{}`` is the notebook as given). Solution cells
+    run as given (their ``### BEGIN/END SOLUTION`` markers removed). Returns
+    ``{name: {test_grade_id: (passed, message)}}``; `assignment` selects the
+    hidden tests the messages are redacted against, as the grader does.
+    """
+    solution_ids = {c["nbgrader"].get("grade_id") for c in cells if c["nbgrader"].get("solution")}
+    for name, cells_replaced in variants.items():
+        unknown = set(cells_replaced) - solution_ids
+        if unknown:
+            raise KeyError(f"variant {name!r} replaces no solution cell: {sorted(unknown)}")
+    from autograde.reference import solution_code
+
+    # What runs in a solution cell that no variant replaces: the reference, as a perfect student writes it.
+    cells = [{**c, "source": solution_code(c["source"])} if c["nbgrader"].get("solution") else c for c in cells]
+    request = {"cells": cells, "variants": variants, "timeout": timeout, "jobs": jobs}
+    with tempfile.TemporaryDirectory(prefix="verdicts-") as scratch:
+        scratch = Path(scratch)
+        (scratch / "request.json").write_text(json.dumps(request))
+        env = {**os.environ, "MPLBACKEND": "agg", "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1",
+               "MKL_NUM_THREADS": "1", "IPYTHONDIR": str(scratch / "ipython"), "PYTHONDONTWRITEBYTECODE": "1",
+               "PYTHONPATH": os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")]).rstrip(os.pathsep)}
+        with open(scratch / "log.txt", "wb") as log:
+            # The notebook's own output goes to the log; a whole evaluation is bounded even if a cell ignores the alarm.
+            proc = subprocess.run([sys.executable, "-m", _RUNNER, "run", str(scratch / "request.json"),
+                                   str(scratch / "result.json")], cwd=REPO, env=env, stdin=subprocess.DEVNULL,
+                                  stdout=log, stderr=subprocess.STDOUT, timeout=3600)
+        result = scratch / "result.json"
+        if proc.returncode != 0 or not result.is_file():
+            tail = (scratch / "log.txt").read_bytes()[-4000:].decode(errors="replace")
+            raise RuntimeError(f"the in-process evaluation failed (exit {proc.returncode}):\n{tail}")
+        raw = json.loads(result.read_text())
+    tests = [c["nbgrader"]["grade_id"] for c in cells if _is_test(c)]
+    return {name: _format(raw[name], tests, assignment) for name in variants}
+
+
+def _format(outcome: dict, tests: list[str], assignment: str) -> dict[str, tuple[bool, str]]:
+    """(passed, message) per test cell from the runner's record, classified by the grader's own code."""
+    from nbformat import NotebookNode
+
+    from autograde.intake.lms import spreadsheet_cell
+    from autograde.results.classify import CellResult, classify_cell, hidden_tests
+    from autograde.run.execute import EVENTS_KEY, error_output
+
+    hidden = hidden_tests(assignment) if assignment else None
+    timed_out = any("timed_out" in c["events"] for c in outcome.values())
+    verdicts = {}
+    for grade_id in tests:
+        record = outcome[grade_id]
+        cell = NotebookNode(cell_type="code", metadata=NotebookNode({EVENTS_KEY: record["events"]}),
+                            outputs=[error_output(*record["error"])] if record["error"] else [])
+        if "tampered" in record["events"]:  # (GuardedExecute adds this error output to a tampered test)
+            cell.outputs.append(error_output("TamperingError", "tampered"))
+        failure = classify_cell(cell, timed_out, hidden) if hidden is not None else classify_cell(cell, timed_out)
+        if failure is None:
+            verdicts[grade_id] = (True, "")
+        else:
+            status, message = failure
+            if assignment:  # redacted again as a row of scores.csv is, and written as scores.csv writes it
+                message = CellResult("", assignment, grade_id, 0.0, 1.0, status, message).message
+            verdicts[grade_id] = (False, spreadsheet_cell(message))
+    return verdicts
+
+
+def mutant_verdicts(assignment: str, variants: dict[str, dict[str, str]], timeout: float = CELL_TIMEOUT,
+                    jobs: int = JOBS) -> dict[str, dict[str, tuple[bool, str]]]:
+    """``{name: {test_grade_id: (passed, message)}}`` for each variant of `assignment`'s notebook.
+
+    `variants` maps a name to ``{solution_grade_id: mutant_source}``: the file's
+    text of a mutant or alternative (whole code, or a ``# replace:``/``# with:``
+    patch, resolved with :func:`tests.support.synthetic.mutant_code`); ``{}`` is
+    the reference. Every other solution cell holds the reference solution, and
+    the test cells are the source notebook's (hidden tests included). A test
+    cell passes exactly when the grader would give it full points, and the
+    message of a failed one is the grader's (as in scores.csv).
+    """
+    from autograde.course import source_notebook
+    from autograde.reference import solution_code
+    from tests.support.synthetic import mutant_code
+
+    nb = source_notebook(assignment)
+    reference = {c.metadata["nbgrader"]["grade_id"]: solution_code(c.source) for c in nb.cells
+                 if c.metadata.get("nbgrader", {}).get("solution")}
+    resolved = {}
+    for name, cells_replaced in variants.items():
+        unknown = set(cells_replaced) - set(reference)
+        if unknown:
+            raise KeyError(f"{assignment} has no solution cell with grade id {sorted(unknown)} (variant {name!r})")
+        resolved[name] = {g: mutant_code(text, reference[g]) for g, text in cells_replaced.items()}
+    return notebook_verdicts(_cells(nb), resolved, timeout, jobs, assignment)
+
+
+@functools.cache
+def chapter_verdicts(assignment: str, alternatives: bool = False) -> dict[str, dict[str, tuple[bool, str]]]:
+    """In-process verdicts of every mutant of `assignment`, of the reference and of the notebook as released (every
+    answer cell as the student gets it); with `alternatives`, of the reference and every correct alternative
+    instead. Each computed once per process, and apart: the mutants' tests need no alternative (a chapter whose
+    training every fork runs again pays for each).
+
+    Keyed by the student ids the grader's batch gives them (:func:`mutant_student`,
+    :func:`alternative_student`, ``"reference"``, ``"untouched"``), so they
+    compare directly with a graded batch's scores.
+    """
+    from tests.support import submissions
+    from tests.support.synthetic import alternative_student, mutant_student, student_notebook
+
+    if alternatives:
+        variants: dict[str, dict[str, str]] = {"reference": {}}
+        student, files = alternative_student, submissions.alternatives()
+    else:
+        released = {c.metadata["nbgrader"]["grade_id"]: c.source for c in student_notebook(assignment).cells
+                    if c.metadata.get("nbgrader", {}).get("solution")}
+        variants = {"reference": {}, "untouched": released}
+        student, files = mutant_student, submissions.mutants()
+    for a, grade_id, path in files:
+        if a == assignment:
+            variants[student(grade_id, path)] = {grade_id: path.read_text()}
+    return mutant_verdicts(assignment, variants)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# The child process: one InteractiveShell, the reference run in the parent, a fork per variant.
+
+
+def _is_test(cell: dict) -> bool:
+    """An autograded test cell: graded, not an answer (as autograde.run.execute decides)."""
+    return cell["cell_type"] == "code" and bool(cell["nbgrader"].get("grade") and not cell["nbgrader"].get("solution"))
+
+
+class _OutStream(io.TextIOWrapper):
+    """sys.stdout and sys.stderr of the evaluation, written through a Python method as ipykernel's OutStream is.
+
+    IPython records a cell's output by setting ``write`` on the stream during
+    the cell and setting the class's method back after it; the guard accepts
+    that bound method only when it is a Python function's (a C stream's
+    built-in method would read as tampering).
+    """
+
+    def write(self, text):
+        return super().write(text)
+
+
+class _Notebook:
+    """Runs cells in one InteractiveShell as the grader's GuardedExecute runs them in a kernel."""
+
+    def __init__(self, cells: list[dict], timeout: float):
+        from IPython.core.interactiveshell import InteractiveShell
+        from traitlets.config import Config
+
+        from autograde.sources import defined_names, free_names, imported_packages
+
+        for name, fd in (("stdout", 1), ("stderr", 2)):
+            setattr(sys, name, _OutStream(os.fdopen(fd, "wb", closefd=False), encoding="utf-8",
+                                          errors="backslashreplace", line_buffering=True))
+        config = Config()
+        config.HistoryManager.hist_file = ":memory:"  # no history database, no saving thread (forks inherit it)
+        self.shell = InteractiveShell.instance(config=config)
+        self.cells, self.timeout, self.defined_names = cells, timeout, defined_names
+        code = [c for c in cells if c["cell_type"] == "code"]
+        tests = [c["source"] for c in code if _is_test(c)]
+        self.test_reads = set().union(*map(free_names, tests)) if tests else set()
+        packages = imported_packages([c["source"] for c in code if not c["nbgrader"].get("solution")])
+        self.key, self.entry, self.seq, self.dirty, self.untrusted = secrets.token_hex(16), \
+            f"_ag_{secrets.token_hex(8)}", 0, False, []
+        guard = {"__builtins__": dict(vars(builtins)), "__name__": "autograde_guard",
+                 "get_ipython": self.shell.get_ipython}
+        # The guard's source as GuardedExecute sends it (autograde.run.execute._guard_source), found without importing
+        # autograde.run.execute and nbgrader with it.
+        source = Path(importlib.util.find_spec("autograde.run.guard").origin).read_text()
+        exec(compile(source, "autograde_guard", "exec"), guard)  # noqa: S102 (the grader's own guard)
+        guard["install"](self.key, self.entry, packages)
+        self.rang = False
+        signal.signal(signal.SIGALRM, self._interrupt)
+
+    def _interrupt(self, signum, frame):
+        self.rang = True  # a timeout is what the alarm saw, never an exception's name (student code can raise it)
+        raise KeyboardInterrupt  # what the kernel gets when nbclient interrupts a cell at the time limit
+
+    def _guard(self, expression: str) -> tuple[object, list[str]]:
+        """The guard's answer to `expression`, checked as GuardedExecute._expression_result checks it."""
+        try:
+            answer = self.shell.ev(f"{self.entry}{expression}")
+            body, mac = str(answer).rsplit(" ", 1)
+            expected = hmac.new(self.key.encode(), body.encode(), hashlib.sha256).hexdigest()
+            seq, raised, changes = json.loads(body) if hmac.compare_digest(mac, expected) else (None, None, None)
+        except Exception as error:  # noqa: BLE001 (any failure of the guard is the grader's "could not run")
+            return None, [f"the grader's guard could not run ({type(error).__name__}: {error})"]
+        if seq != self.seq + 1:
+            self.seq = seq if isinstance(seq, int) else self.seq
+            return None, ["the grader's guard was replaced or silenced (its answer is not the guard's)"]
+        self.seq = seq
+        return raised, list(changes)
+
+    def run(self, index: int, source: str) -> dict:
+        """Run cell `index` with `source`; its record: ``{"error": [ename, evalue] | None, "events": {...},
+        "seconds": wall time}``."""
+        cell = self.cells[index]
+        nbgrader, is_test = cell["nbgrader"], _is_test(cell)
+        provided = bool(nbgrader and not nbgrader.get("solution"))
+        events: dict = {}
+        if is_test and self.dirty:
+            _, restored = self._guard("('check',)")
+            if any("grader's guard" in c for c in restored):
+                self.untrusted = [c for c in restored if "grader's guard" in c]
+            if restored:
+                events["restored"] = {"changes": restored}
+        start, self.rang = time.monotonic(), False
+        signal.setitimer(signal.ITIMER_REAL, self.timeout)
+        try:
+            result = self.shell.run_cell(source, store_history=True)
+        except KeyboardInterrupt:  # the alarm rang outside the cell's own code (in IPython's machinery)
+            result = None
+        finally:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+        error = None if result is None else result.error_before_exec or result.error_in_exec
+        if self.rang:
+            events["timed_out"] = {}
+            error = error or KeyboardInterrupt()
+        names = [n for n in self.defined_names(source) if n in self.test_reads]
+        if is_test:
+            _, changes = self._guard(f"('after_test', {names!r})")
+            changes, self.untrusted = self.untrusted + changes, []
+            if changes:
+                events["tampered"] = {"changes": changes}
+        elif provided:
+            _, changes = self._guard(f"('remember', {names!r})")
+            self.untrusted += [c for c in changes if "grader's guard" in c]
+        self.dirty = not is_test
+        return {"error": [type(error).__name__, str(error)] if error is not None else None, "events": events,
+                "seconds": round(time.monotonic() - start, 3)}
+
+
+def _run(request: dict, result_path: Path) -> None:
+    """Evaluate the reference and every variant of the request; write ``{name: {grade_id: record}}`` (every code
+    cell's record) to `result_path`."""
+    # NumPy and PyTorch use one thread, as in the grader's kernels: notebook_verdicts sets OMP_NUM_THREADS=1 (and
+    # OpenBLAS's, MKL's), which PyTorch reads when the notebook imports it (torch.get_num_threads() is 1).
+    cells, variants, jobs = request["cells"], request["variants"], max(int(request["jobs"]), 1)
+    # The scratch folder of the request (notebook_verdicts removes it): a notebook's files land there, as in a
+    # kernel's own folder, and each fork leaves its records there.
+    scratch = result_path.parent
+    (scratch / "cwd").mkdir()
+    os.chdir(scratch / "cwd")
+    notebook = _Notebook(cells, float(request["timeout"]))
+    index_of = {c["nbgrader"].get("grade_id"): i for i, c in enumerate(cells) if c["nbgrader"].get("solution")}
+    starts: dict[int, list[str]] = {}
+    for name, replaced in variants.items():
+        if replaced:
+            starts.setdefault(min(index_of[g] for g in replaced), []).append(name)
+    outputs = scratch / "forks"
+    outputs.mkdir()
+    running: dict[int, tuple[str, float]] = {}  # pid -> (variant, deadline)
+    failed: dict[str, str] = {}
+    reference: dict[int, dict] = {}
+
+    def reap(limit: int) -> None:
+        """Wait until fewer than `limit` forked evaluations run; kill any past its deadline (stuck in C code)."""
+        while len(running) >= limit:
+            pid, status = os.waitpid(-1, os.WNOHANG)
+            if pid == 0:
+                now = time.monotonic()
+                for late, (_, deadline) in running.items():
+                    if now > deadline:
+                        os.kill(late, signal.SIGKILL)
+                time.sleep(0.01)
+                continue
+            name, _ = running.pop(pid)
+            code = os.waitstatus_to_exitcode(status)
+            if code != 0 or not (outputs / f"{pid}.json").is_file():
+                failed[name] = f"exit status {code}"
+
+    def source(index: int, replaced: dict[str, str]) -> str:
+        cell = cells[index]
+        grade_id = cell["nbgrader"].get("grade_id")
+        if cell["nbgrader"].get("solution"):
+            return replaced.get(grade_id, cell["source"])
+        return cell["source"]
+
+    pids: dict[int, str] = {}
+    for index, cell in enumerate(cells):
+        if cell["cell_type"] != "code":
+            continue
+        for name in starts.get(index, []):
+            reap(limit=jobs)
+            sys.stdout.flush()
+            sys.stderr.flush()
+            pid = os.fork()
+            if pid == 0:  # the variant: its cell and every cell after it
+                code = 0
+                try:
+                    records = {i: notebook.run(i, source(i, variants[name])) for i in range(index, len(cells))
+                               if cells[i]["cell_type"] == "code"}
+                    (outputs / f"{os.getpid()}.json").write_text(json.dumps(records))
+                except BaseException:  # noqa: BLE001 (anything: the parent reports the variant as failed)
+                    import traceback
+
+                    traceback.print_exc()
+                    code = 1
+                finally:
+                    sys.stdout.flush()
+                    sys.stderr.flush()
+                    os._exit(code)
+            remaining = sum(1 for c in cells[index:] if c["cell_type"] == "code")
+            running[pid] = (name, time.monotonic() + notebook.timeout * remaining + 60)
+            pids[pid] = name
+        reference[index] = notebook.run(index, source(index, {}))
+    reap(limit=1)
+    if failed:
+        raise RuntimeError(f"variants whose evaluation process died or hung: {failed}")
+    by_name = {name: {int(i): r for i, r in json.loads((outputs / f"{pid}.json").read_text()).items()}
+               for pid, name in pids.items()}
+    results = {}
+    for name in variants:
+        records = {**reference, **by_name.get(name, {})}
+        results[name] = {cells[i]["nbgrader"].get("grade_id") or f"cell-{i}": r for i, r in sorted(records.items())}
+    result_path.write_text(json.dumps(results))
+
+
+def _measure(assignments: list[str], repeat: int) -> None:
+    """Print the best of `repeat` wall times to evaluate every mutant of each of `assignments` in-process."""
+    from tests.support.submissions import mutants
+    from tests.support.synthetic import mutant_student
+
+    for assignment in assignments:
+        variants = {mutant_student(g, p): {g: p.read_text()} for a, g, p in mutants() if a == assignment}
+        times = []
+        for _ in range(repeat):
+            start = time.perf_counter()
+            mutant_verdicts(assignment, variants)
+            times.append(time.perf_counter() - start)
+        print(f"{assignment}: {len(variants)} mutants in {min(times):.1f} s (best of {repeat}: "
+              f"{', '.join(f'{t:.1f}' for t in times)})", flush=True)
+
+
+def main(argv: list[str] | None = None) -> None:
+    """``run REQUEST RESULT`` (the child process) or ``measure [ASSIGNMENT ...] [--repeat K]``."""
+    parser = argparse.ArgumentParser(prog=f"python -m {_RUNNER}")
+    commands = parser.add_subparsers(dest="command", required=True)
+    run = commands.add_parser("run", help="evaluate a request (what mutant_verdicts starts)")
+    run.add_argument("request", type=Path)
+    run.add_argument("result", type=Path)
+    measure = commands.add_parser("measure", help="time the evaluation of every mutant of each chapter")
+    measure.add_argument("assignments", nargs="*")
+    measure.add_argument("--repeat", type=int, default=3)
+    args = parser.parse_args(argv)
+    if args.command == "run":
+        _run(json.loads(args.request.read_text()), args.result.resolve())
+    else:
+        from autograde.course import assignment_ids
+
+        _measure(args.assignments or assignment_ids(), args.repeat)
+
+
+if __name__ == "__main__":
+    main()

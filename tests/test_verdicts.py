@@ -1,0 +1,164 @@
+"""The in-process verdicts (tests/support/verdicts.py) are the grader's: on small notebooks, and against real grading.
+
+test_mutants.py and test_one_mistake_one_cell.py read every mutant's verdicts
+from the in-process evaluation instead of grading each notebook in a sandboxed
+kernel; `test_in_process_verdicts_agree_with_the_grader` is what entitles them
+to: per chapter, the reference, the notebook as released, every correct
+alternative and one sampled mutant get the same verdict (and message) both ways.
+"""
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from autograde.course import assignment_ids, graded_cell_ids
+from tests.support.submissions import alternatives
+from tests.support.synthetic import (
+    alternative_student,
+    mutant_student,
+)
+from tests.support.verdicts import SAMPLED_MUTANTS, notebook_verdicts
+
+
+def agreement_students(assignment: str) -> list[str]:
+    """The students whose verdicts both ways must agree on: what the lead's per-chapter batch grades besides the
+    mutants (reference, untouched, every alternative) and the chapter's sampled mutant."""
+    students = ["reference", "untouched"]
+    students += [alternative_student(g, p) for a, g, p in alternatives() if a == assignment]
+    students += [mutant_student(g, p) for a, g, p in SAMPLED_MUTANTS if a == assignment]
+    return students
+
+
+def test_one_mutant_per_chapter_is_sampled():
+    chapters = [a for a, _, _ in SAMPLED_MUTANTS]
+    assert sorted(chapters) == assignment_ids(), f"SAMPLED_MUTANTS covers {sorted(chapters)}, not every chapter once"
+
+
+@pytest.mark.slow
+@pytest.mark.sandbox
+@pytest.mark.parametrize("assignment", assignment_ids())
+def test_in_process_verdicts_agree_with_the_grader(grade_chapter, in_process_verdicts, assignment):
+    scores = grade_chapter(assignment)["scores"]
+    verdicts = {**in_process_verdicts(assignment), **in_process_verdicts(assignment, alternatives=True)}
+    differ = []
+    for student in agreement_students(assignment):
+        for cell in graded_cell_ids(assignment):
+            row = scores[(student, assignment, cell)]
+            graded = (float(row["score"]) >= float(row["max_score"]), row["message"])
+            if verdicts[student][cell] != graded:
+                differ.append(f"{student} {cell}: in-process {verdicts[student][cell]}, graded {graded}")
+    assert not differ, f"{len(differ)} verdicts of {assignment} differ from the grader's:\n" + "\n".join(differ[:20])
+
+
+# The evaluator on a notebook of its own: each behaviour that decides a verdict, in one small run.
+GIVEN = {"cell_type": "code", "source": "import numpy as np\nimport sys\nimport warnings\ncalls = []",
+         "nbgrader": {"grade_id": "given", "locked": True, "solution": False, "grade": False}}
+SOLUTION = {"cell_type": "code", "source": "def add_one(x):\n    ### BEGIN SOLUTION\n    return x + 1\n    ### END SOLUTION",
+            "nbgrader": {"grade_id": "add_one", "solution": True, "grade": False}}
+SECOND = {"cell_type": "code", "source": "def double(x):\n    ### BEGIN SOLUTION\n    return 2 * x\n    ### END SOLUTION",
+          "nbgrader": {"grade_id": "double", "solution": True, "grade": False}}
+
+
+def grade_cell(grade_id: str, source: str) -> dict:
+    return {"cell_type": "code", "source": source,
+            "nbgrader": {"grade_id": grade_id, "grade": True, "solution": False, "points": 1, "locked": True}}
+
+
+CELLS = [
+    GIVEN, SOLUTION,
+    {"cell_type": "markdown", "source": "Tests of add_one.", "nbgrader": {}},
+    grade_cell("test_add_one", "assert add_one(1) == 2, f'add_one(1) should be 2, not {add_one(1)}'"),
+    # Writes to stderr and warns, and passes: the grader relabels a test cell's stderr (StderrIsNotFailure).
+    grade_cell("test_add_one_noisy", "print('a note', file=sys.stderr)\nwarnings.warn('a warning')\n"
+                                    "assert np.allclose(add_one(np.zeros(2)), 1), 'add_one(zeros) should be ones'"),
+    SECOND,
+    grade_cell("test_double", "assert double(3) == 6, f'double(3) should be 6, not {double(3)}'"),
+    grade_cell("test_double_calls", "assert calls == [], f'calls is {calls}'"),
+]
+SYNTHETIC = {
+    "reference": {},
+    "add_one/off_by_one": {"add_one": "def add_one(x):\n    return x + 2"},
+    "add_one/loops": {"add_one": "def add_one(x):\n    while True:\n        pass"},
+    "add_one/loops_in_the_cell": {"add_one": "while True:\n    pass"},
+    # A KeyboardInterrupt the code raises itself is an error like any other, not a timeout.
+    "add_one/raises_interrupt": {"add_one": "def add_one(x):\n    raise KeyboardInterrupt('mine')"},
+    # A cell that writes to stderr before a test: nothing to do with any verdict.
+    "add_one/prints_to_stderr": {"add_one": "def add_one(x):\n    print('debug', file=sys.stderr)\n    return x + 1"},
+    # Changes what the test relies on while the test runs: the guard's verdict, as in the grader.
+    "add_one/patches_allclose": {"add_one": "def add_one(x):\n    np.allclose = lambda *a, **k: True\n    return x"},
+    "double/wrong": {"double": "def double(x):\n    calls.append(x)\n    return x"},
+    "both/wrong": {"add_one": "def add_one(x):\n    return x", "double": "def double(x):\n    return x"},
+}
+SYNTHETIC_TIMEOUT = 1  # second per cell (the cells that should pass take microseconds)
+
+
+@pytest.fixture(scope="module")
+def synthetic():
+    start = time.monotonic()
+    verdicts = notebook_verdicts(CELLS, SYNTHETIC, timeout=SYNTHETIC_TIMEOUT)
+    return verdicts, time.monotonic() - start
+
+
+def failed(verdicts: dict) -> dict[str, str]:
+    """The failed test cells of one variant, with their messages."""
+    return {cell: message for cell, (passed, message) in verdicts.items() if not passed}
+
+
+def test_the_reference_passes_every_cell(synthetic):
+    assert failed(synthetic[0]["reference"]) == {}
+
+
+def test_a_wrong_answer_fails_its_own_cell_with_the_tests_message(synthetic):
+    assert failed(synthetic[0]["add_one/off_by_one"]) == {
+        "test_add_one": "AssertionError: add_one(1) should be 2, not 3",
+        "test_add_one_noisy": "AssertionError: add_one(zeros) should be ones"}
+
+
+def test_a_test_cell_writing_to_stderr_keeps_its_points(synthetic):
+    # The grader relabels a test cell's stderr as stdout, so a warning or a note never costs a correct answer.
+    assert synthetic[0]["reference"]["test_add_one_noisy"] == (True, "")
+    assert failed(synthetic[0]["add_one/prints_to_stderr"]) == {}
+
+
+def test_a_cell_past_the_time_limit_times_out_and_the_rest_still_runs(synthetic):
+    verdicts, seconds = synthetic
+    message = "the cell ran longer than the time limit and was interrupted"
+    assert failed(verdicts["add_one/loops"]) == {"test_add_one": message, "test_add_one_noisy": message}
+    # An answer cell that never finished: what fails after it counts as the timeout's consequence, as in the grader.
+    then = "an earlier cell ran longer than the time limit; then NameError: name 'add_one' is not defined"
+    assert failed(verdicts["add_one/loops_in_the_cell"]) == {"test_add_one": then, "test_add_one_noisy": then}
+    assert failed(verdicts["add_one/raises_interrupt"]) == {"test_add_one": "KeyboardInterrupt: mine",
+                                                            "test_add_one_noisy": "KeyboardInterrupt: mine"}
+    # Three cells at the limit, in two forks; the rest took a few seconds even on a busy machine.
+    assert seconds < 3 * SYNTHETIC_TIMEOUT + 60, f"the evaluation took {seconds:.0f} s"
+
+
+def test_the_graders_guard_fails_a_test_whose_tools_were_changed(synthetic):
+    lost = failed(synthetic[0]["add_one/patches_allclose"])
+    assert set(lost) == {"test_add_one", "test_add_one_noisy"}
+    assert lost["test_add_one_noisy"].startswith("while this test ran, the code under test changed what the test "
+                                                 "relies on: numpy.allclose was replaced"), lost["test_add_one_noisy"]
+
+
+def test_each_variant_runs_apart_from_the_others(synthetic):
+    # double/wrong appends to `calls` in its own fork: neither the reference nor another variant sees it.
+    verdicts = synthetic[0]
+    assert failed(verdicts["double/wrong"]) == {"test_double": "AssertionError: double(3) should be 6, not 3",
+                                                "test_double_calls": "AssertionError: calls is [3, 3]"}
+    assert set(failed(verdicts["both/wrong"])) == {"test_add_one", "test_add_one_noisy", "test_double"}
+    assert failed(verdicts["add_one/off_by_one"]).keys() == {"test_add_one", "test_add_one_noisy"}
+
+
+def test_a_variant_of_no_solution_cell_is_refused():
+    with pytest.raises(KeyError, match="no solution cell"):
+        notebook_verdicts(CELLS, {"typo": {"add_on": "def add_on(x): return x"}})
+
+
+@pytest.mark.slow
+def test_a_known_mutant_fails_its_own_cells_and_the_reference_none(in_process_verdicts):
+    verdicts = in_process_verdicts("01-weighted-sum")
+    assert failed(verdicts["reference"]) == {}
+    lost = failed(verdicts["mutant--softmax--wrong_axis"])
+    assert set(lost) == {"test_softmax", "test_softmax_masking", "test_softmax_axes"}, lost
+    assert lost["test_softmax_axes"].startswith("AssertionError: softmax(x, axis=-1) must sum to 1 along axis -1")
