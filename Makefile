@@ -35,4 +35,4 @@ exercises: venv
 	$(PY) -m autograde compile
 
 clean:
-	rm -rf _build
+	rm -rf _build .grading-cache
