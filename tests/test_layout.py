@@ -70,3 +70,17 @@ def test_the_book_and_the_design_show_one_notation_table():
     assert len(book) > 10, "the book's first page has no notation table"
     missing = [row for row in design if row not in book] + [row for row in book if row not in design]
     assert not missing, "intro.md and DESIGN.md disagree on these notation rows:\n" + "\n".join(missing)
+
+
+def test_the_book_never_reads_a_git_ignored_folder_of_runtime_data():
+    # The repository's root is the book's root: Jupyter Book executes every notebook it finds, so a grading run's
+    # executed notebooks (the tests' .grading-cache/, nbgrader's course/, an instructor's grades/) would become
+    # failing pages of the book. Each folder .gitignore anchors at the root must be excluded from the build.
+    import yaml
+
+    ignored = [line.strip().strip("/") for line in (REPO / ".gitignore").read_text().splitlines()
+               if line.strip().startswith("/") and line.strip().endswith("/")]
+    assert ".grading-cache" in ignored, "the check reads nothing: .gitignore no longer anchors the tests' cache"
+    excluded = set(yaml.safe_load((REPO / "_config.yml").read_text())["exclude_patterns"])
+    missing = [f"{folder}/*" for folder in ignored if f"{folder}/*" not in excluded]
+    assert not missing, f"add {missing} to exclude_patterns in _config.yml: the book would execute what they hold"
