@@ -162,3 +162,39 @@ def test_a_known_mutant_fails_its_own_cells_and_the_reference_none(in_process_ve
     lost = failed(verdicts["mutant--softmax--wrong_axis"])
     assert set(lost) == {"test_softmax", "test_softmax_masking", "test_softmax_axes"}, lost
     assert lost["test_softmax_axes"].startswith("AssertionError: softmax(x, axis=-1) must sum to 1 along axis -1")
+
+
+def test_verdicts_are_kept_between_runs_under_a_key_of_what_decides_them(tmp_path, monkeypatch):
+    # The evaluation itself is replaced by a counter: what is tested is when a kept result is reused.
+    from tests.support import verdicts as module
+
+    runs = []
+
+    def evaluate(cells, variants, timeout, jobs, assignment):
+        runs.append(sorted(variants))
+        return {name: {"test_softmax": (name == "reference", "" if name == "reference" else "AssertionError: wrong")}
+                for name in variants}
+
+    monkeypatch.setattr(module, "notebook_verdicts", evaluate)
+    first = "01-weighted-sum"
+    wrong = {"softmax": "def softmax(x, axis=-1):\n    return x\n"}
+    kept = module.mutant_verdicts(first, {"reference": {}, "wrong": wrong}, cache=tmp_path)
+    assert module.mutant_verdicts(first, {"reference": {}, "wrong": wrong}, cache=tmp_path) == kept
+    assert len(runs) == 1, "an unchanged evaluation was not reused"
+    assert kept["wrong"]["test_softmax"] == (False, "AssertionError: wrong")
+    # Anything the verdicts depend on changes the key: another variant's code, the time limit.
+    module.mutant_verdicts(first, {"reference": {}, "wrong": {"softmax": wrong["softmax"] + "# changed\n"}},
+                           cache=tmp_path)
+    module.mutant_verdicts(first, {"reference": {}, "wrong": wrong}, timeout=30, cache=tmp_path)
+    assert len(runs) == 3, "a changed variant or time limit reused verdicts decided for something else"
+
+
+def test_the_key_covers_the_cells_and_the_grader(monkeypatch):
+    from autograde.results import cache
+    from tests.support.verdicts import verdicts_key
+
+    cells = [{"source": "x = 1", "grade_id": "test_x"}]
+    key = verdicts_key(cells, {"reference": {}}, 60)
+    assert verdicts_key([{"source": "x = 2", "grade_id": "test_x"}], {"reference": {}}, 60) != key
+    monkeypatch.setattr(cache, "grader_fingerprint", lambda: "another grader")
+    assert verdicts_key(cells, {"reference": {}}, 60) != key

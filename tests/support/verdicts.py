@@ -57,6 +57,7 @@ from pathlib import Path
 # what a kernel starts with, and the pytest side imports the grader's modules where it uses them.
 REPO = Path(__file__).resolve().parent.parent.parent
 MUTANTS = REPO / "tests" / "mutants"
+CACHE = REPO / ".grading-cache" / "verdicts"  # (beside the graded batches: `make clean` removes both)
 
 __all__ = ["SAMPLED_MUTANTS", "chapter_verdicts", "mutant_verdicts", "notebook_verdicts"]
 
@@ -165,7 +166,7 @@ def _format(outcome: dict, tests: list[str], assignment: str) -> dict[str, tuple
 
 
 def mutant_verdicts(assignment: str, variants: dict[str, dict[str, str]], timeout: float = CELL_TIMEOUT,
-                    jobs: int = JOBS) -> dict[str, dict[str, tuple[bool, str]]]:
+                    jobs: int = JOBS, cache: Path | None = None) -> dict[str, dict[str, tuple[bool, str]]]:
     """``{name: {test_grade_id: (passed, message)}}`` for each variant of `assignment`'s notebook.
 
     `variants` maps a name to ``{solution_grade_id: mutant_source}``: the file's
@@ -174,7 +175,8 @@ def mutant_verdicts(assignment: str, variants: dict[str, dict[str, str]], timeou
     the reference. Every other solution cell holds the reference solution, and
     the test cells are the source notebook's (hidden tests included). A test
     cell passes exactly when the grader would give it full points, and the
-    message of a failed one is the grader's (as in scores.csv).
+    message of a failed one is the grader's (as in scores.csv). With `cache`, a
+    folder, the verdicts are kept there under :func:`verdicts_key` and reused.
     """
     from autograde.course import source_notebook
     from autograde.reference import solution_code
@@ -189,7 +191,36 @@ def mutant_verdicts(assignment: str, variants: dict[str, dict[str, str]], timeou
         if unknown:
             raise KeyError(f"{assignment} has no solution cell with grade id {sorted(unknown)} (variant {name!r})")
         resolved[name] = {g: mutant_code(text, reference[g]) for g, text in cells_replaced.items()}
-    return notebook_verdicts(_cells(nb), resolved, timeout, jobs, assignment)
+    cells = _cells(nb)
+    if cache is None:
+        return notebook_verdicts(cells, resolved, timeout, jobs, assignment)
+    # Kept between test runs, as the grader keeps a grade: a rerun after a change to anything else decides nothing.
+    key = verdicts_key(cells, resolved, timeout)
+    path = Path(cache) / f"{assignment}-{key[:16]}.json"
+    try:
+        saved = json.loads(path.read_text())
+        if saved["key"] == key:
+            return {name: {c: (bool(p), str(m)) for c, (p, m) in cells_.items()} for name, cells_ in saved["verdicts"].items()}
+    except (OSError, ValueError, KeyError, TypeError):
+        pass
+    verdicts = notebook_verdicts(cells, resolved, timeout, jobs, assignment)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    partial = path.with_suffix(f".{os.getpid()}.tmp")
+    partial.write_text(json.dumps({"key": key, "verdicts": verdicts}))
+    os.replace(partial, path)  # (whole or not at all: another run may read it at once)
+    return verdicts
+
+
+def verdicts_key(cells: list[dict], variants: dict[str, dict[str, str]], timeout: float) -> str:
+    """A hash of everything the verdicts of `variants` on `cells` depend on: the cells (solutions and tests), each
+    variant's code, the time limit, this evaluator's code and the grader's (its guard and classification, with
+    the version of every installed package: :func:`autograde.results.cache.grader_fingerprint`)."""
+    from autograde.results.cache import grader_fingerprint
+
+    h = hashlib.sha256(json.dumps({"cells": cells, "variants": variants, "timeout": timeout}, sort_keys=True).encode())
+    h.update(Path(__file__).read_bytes())
+    h.update(grader_fingerprint().encode())
+    return h.hexdigest()
 
 
 @functools.cache
@@ -217,7 +248,7 @@ def chapter_verdicts(assignment: str, alternatives: bool = False) -> dict[str, d
     for a, grade_id, path in files:
         if a == assignment:
             variants[student(grade_id, path)] = {grade_id: path.read_text()}
-    return mutant_verdicts(assignment, variants)
+    return mutant_verdicts(assignment, variants, cache=CACHE)
 
 
 # ---------------------------------------------------------------------------------------------------------------
