@@ -10,6 +10,7 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -25,15 +26,52 @@ JUPYTER_BOOK = Path(sys.executable).parent / "jupyter-book"
 BATCH_FIXTURES = {"graded", "graded_fresh", "grade_chapter"}  # the fixtures that grade: slow, in the sandbox
 
 
-@pytest.fixture(scope="session")
-def book():
-    """Build the book as `make book` does (strict, cached execution) and return the HTML folder.
+class BookBuild:
+    """The book's build (`make book`'s command: strict, cached execution), started as soon as the tests are
+    collected if any selected test needs it, so that it executes its pages while the first tests grade."""
 
-    Session-wide: the book tests and the browser tests share one build.
+    def __init__(self):
+        self.proc: subprocess.Popen | None = None
+        self.log: Path | None = None
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_collection_finish(self, session):
+        if any("book" in getattr(item, "fixturenames", ()) for item in session.items):
+            self.start()
+
+    def pytest_sessionfinish(self):
+        if self.proc is not None and self.proc.poll() is None:  # (an interrupted session leaves no build running)
+            self.proc.kill()
+            self.proc.wait()
+
+    def start(self) -> None:
+        if self.proc is None:
+            handle, log = tempfile.mkstemp(prefix="book-build-", suffix=".log")
+            self.log = Path(log)
+            self.proc = subprocess.Popen([str(JUPYTER_BOOK), "build", ".", "-W", "-n", "--keep-going"], cwd=REPO,
+                                         stdout=handle, stderr=subprocess.STDOUT)
+            os.close(handle)
+
+    def wait(self, timeout: float) -> tuple[int, str]:
+        """The build's exit status and the end of its output, once it has ended."""
+        self.start()
+        returncode = self.proc.wait(timeout=timeout)
+        return returncode, self.log.read_text(errors="replace")[-10000:]
+
+
+def pytest_configure(config):
+    config.pluginmanager.register(BookBuild(), "book-build")
+
+
+@pytest.fixture(scope="session")
+def book(pytestconfig):
+    """The HTML folder of the book, built as `make book` does (strict, cached execution).
+
+    Session-wide: the book tests and the browser tests share one build, which
+    started when the tests were collected (:class:`BookBuild`).
     """
-    proc = subprocess.run([str(JUPYTER_BOOK), "build", ".", "-W", "-n", "--keep-going"],
-                          cwd=REPO, capture_output=True, text=True, timeout=1500)
-    assert proc.returncode == 0, f"the book does not build strictly:\n{proc.stdout[-5000:]}\n{proc.stderr[-5000:]}"
+    returncode, output = pytestconfig.pluginmanager.get_plugin("book-build").wait(timeout=1800)
+    assert returncode == 0, f"the book does not build strictly:\n{output}"
     return HTML
 
 
