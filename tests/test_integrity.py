@@ -10,7 +10,7 @@ import re
 import pytest
 
 from autograde.course import cells_checking, graded_cell_ids
-from tests.support.commands import grade_command, read_rows
+from tests.support.batches import grade_cached
 from tests.support.integrity import (
     FIRST,
     FORGERIES,
@@ -27,22 +27,23 @@ from tests.support.synthetic import write_submission
 
 @pytest.fixture(scope="session")
 def hostile(tmp_path_factory):
-    """Grade every submission of tests/support/integrity.py; returns {"scores", "grades", "notes", "out"}."""
-    base = tmp_path_factory.mktemp("integrity")
-    for student, nb in (integrity_submissions() | disguised_submissions()).items():
-        write_submission(nb, base / "class", student, FIRST)
-    out = base / "out"
+    """Grade every submission of tests/support/integrity.py; returns {"scores", "grades", "notes", "out"}.
+
+    A cached batch (tests/support/batches.py): a rerun with nothing changed
+    reuses the grader's kept results and writes the pages and tables again.
+    """
+    def write(folder):
+        for student, nb in (integrity_submissions() | disguised_submissions()).items():
+            write_submission(nb, folder, student, FIRST)
+
     # Chapter 1's cells take well under a second; 10 s keeps the real timeout below cheap.
-    proc = grade_command(base / "class", out, "--jobs", "1", "--timeout", "10")
-    assert proc.returncode == 0, f"autograde grade failed:\n{proc.stdout}\n{proc.stderr}"
+    batch = grade_cached("integrity", write, tmp_path_factory.mktemp("integrity"), timeout=10)
     scores = {}
-    for r in read_rows(out / "scores.csv"):
-        scores.setdefault(r["student_id"], {})[r["grade_id"]] = r
-    notes = {}
-    for r in read_rows(out / "notes.csv"):
-        notes.setdefault(r["student_id"], []).append(r["note"])
-    grades = {r["student_id"]: float(r["score"]) for r in read_rows(out / "grades.csv")}
-    return {"scores": scores, "grades": grades, "notes": notes, "out": out}
+    for (student, _, grade_id), r in batch.scores.items():
+        scores.setdefault(student, {})[grade_id] = r
+    notes = {student: n for (student, _), n in batch.notes.items()}
+    grades = {student: float(r["score"]) for (student, _), r in batch.grades.items()}
+    return {"scores": scores, "grades": grades, "notes": notes, "out": batch.out}
 
 
 # 1. Forged passes ------------------------------------------------------------------------------------------

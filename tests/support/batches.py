@@ -142,12 +142,13 @@ def locked(folder: Path):
         yield
 
 
-def grade(submissions: Path, out: Path, *options: str) -> Batch:
-    """Grade `submissions` into `out` with the real command, at the tests' limits, and read what it wrote."""
+def grade(submissions: Path, out: Path, *options: str, timeout: int = CELL_TIMEOUT) -> Batch:
+    """Grade `submissions` into `out` with the real command (`timeout` seconds per cell, :data:`JOBS` workers, and
+    `options`), and read what it wrote."""
     before = digest(SOLUTIONS, EXERCISES, submissions)
     proc = subprocess.run(
         [sys.executable, "-m", "autograde", "grade", str(submissions), "--out", str(out), "--quiet",
-         "--timeout", str(CELL_TIMEOUT), "--jobs", str(JOBS), *options],
+         "--timeout", str(timeout), "--jobs", str(JOBS), *options],
         cwd=REPO, capture_output=True, text=True, timeout=3600)
     assert proc.returncode == 0, f"autograde grade failed:\n{proc.stdout}\n{proc.stderr}"
     with open(out / "scores.csv", newline="") as f:
@@ -161,15 +162,15 @@ def grade(submissions: Path, out: Path, *options: str) -> Batch:
     return Batch(scores, grades, notes, out, submissions, proc, digest(SOLUTIONS, EXERCISES, submissions) == before)
 
 
-def grade_cached(name: str, write, scratch: Path) -> Batch:
+def grade_cached(name: str, write, scratch: Path, timeout: int = CELL_TIMEOUT) -> Batch:
     """Write batch `name`'s submissions (by calling `write(folder)`) under `scratch` and grade them into the cached
     folder ``CACHE/name``: what an earlier run graded with the same notebook, exercise, settings and grader is
-    reused. Kernels keep their scratch folders under `scratch` too."""
+    reused. Kernels keep their scratch folders under `scratch` too; `timeout` is the limit per cell."""
     submissions, kernels = scratch / name / "submitted", scratch / name / "kernels"
     write(submissions)
     kernels.mkdir()
     with locked(CACHE / name):
-        return grade(submissions, CACHE / name / "out", "--scratch", str(kernels))
+        return grade(submissions, CACHE / name / "out", "--scratch", str(kernels), timeout=timeout)
 
 
 def grade_fresh(scratch: Path) -> Batch:
