@@ -17,6 +17,7 @@ from autograde.results.classify import (
     classify_cell,
     execution_notes,
     graded_cells,
+    graders_fault,
     hidden_test_lines,
     timed_out,
 )
@@ -194,6 +195,19 @@ def test_a_notebook_nbgrader_could_not_grade_gets_the_reason_from_its_log(log, s
     assert got == status
     if status == Status.ERROR:
         assert message.endswith("ValueError: no such cell")  # the last exception line, not the first line
+
+
+GUARD_LOG = ("[ERROR] Timeout waiting for execute reply (3s).\n[ERROR] Interrupting kernel\nTraceback (most recent call "
+             "last):\n  File x\nRuntimeError: the grader's guard failed to start: None: None\n")
+
+
+def test_a_guard_that_did_not_start_is_the_graders_failure_not_the_students_timeout():
+    # (As a CI run on a starved core logged it: the guard's start waited past the cell limit.) The student's cells
+    # never ran: "timeout" would blame the student, and a cached zero would stay.
+    got, message = autograde_failure(GUARD_LOG)
+    assert got == Status.ERROR, message
+    assert "grade it again" in message and "time limit" not in message, message
+    assert graders_fault(GUARD_LOG) and not graders_fault("nbclient.exceptions.CellTimeoutError: A cell timed out")
 
 
 def test_statuses_are_written_as_their_names(tmp_path):

@@ -18,10 +18,12 @@ import nbformat
 import pytest
 
 from autograde.__main__ import GradeApp
+from autograde.batch.worker import FAILED
 from autograde.course import REPO, assignment_ids, cells_checking, graded_cell_ids, source_notebook
 from autograde.grade import settings_in_force
 from autograde.reference import solution_code
 from autograde.run.execute import CellClock, run_queue_wait
+from autograde.run.sandbox import memory_cgroup_parent
 from tests.support.commands import read_rows
 from tests.support.scratch import ScratchWatch, scratch_left, worker_pid
 from tests.support.synthetic import completed_notebook, write_submission
@@ -88,7 +90,10 @@ def starved(tmp_path_factory):
 def executed(out: Path, student: str) -> Path:
     """The executed (autograded) notebook of `student` in a grading run's --out folder."""
     found = list(out.glob(f"nbgrader/worker-*/autograded/{student}/{FIRST}/{FIRST}.ipynb"))
-    assert len(found) == 1, f"expected one executed notebook of {student} under {out}/nbgrader, found {found}"
+    # Where nbgrader failed on the notebook, its log is kept instead: show it, so that the cause can be read.
+    failed = [f.read_text()[-3000:] for f in out.glob(f"nbgrader/worker-*/{FAILED}/{student}/{FIRST}/autograde.log")]
+    assert len(found) == 1, (f"expected one executed notebook of {student} under {out}/nbgrader, found {found}; "
+                             f"nbgrader's log of its failure: {failed}")
     return found[0]
 
 
@@ -229,3 +234,54 @@ def test_a_timed_out_notebook_keeps_its_executed_notebook_and_kernel_log(starved
     said = [o.get("evalue", "") for o in cell.outputs if o.get("output_type") == "error"]
     assert any(f"time limit of {LIMIT} s" in s and "waiting for a busy machine is not counted" in s for s in said), \
         f"the stopped cell does not tell the student its limit and how it is counted: {said}"
+
+
+# The grader's own start-up in a kernel is not the student's time ------------------------------------------------
+
+GUARD_START_CPU = 2.5  # seconds of CPU the (slowed) guard's start uses: more than the cell limit below
+
+
+@pytest.mark.slow
+def test_a_guard_slow_to_start_is_not_cut_off_by_the_cells_time_limit(monkeypatch):
+    # A CI run on a starved core: the first kernel's guard (the grader's code, before any student cell) needed more
+    # than the 3 s cell limit, was interrupted, and the whole notebook scored as a timeout. Its start has a limit of
+    # its own (guard_start_timeout); the students' cells keep theirs.
+    from jupyter_client.manager import KernelManager
+
+    from autograde.run import execute
+
+    burn = (f"import time as _t\n_s = _t.process_time()\nwhile _t.process_time() - _s < {GUARD_START_CPU}:\n"
+            "    pass\n")
+    source = burn + execute._guard_source()
+    monkeypatch.setattr(execute, "_guard_source", lambda: source)
+    notebook = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("x = 6 * 7\nx")])
+    executor = execute.GuardedExecute(timeout=1, kernel_name="python3", kernel_manager_class=KernelManager)
+    assert executor.guard_start_timeout > GUARD_START_CPU  # (what makes the start succeed, not a lucky machine)
+    ran, _ = executor.preprocess(notebook, {"metadata": {"path": tempfile.gettempdir()}})
+    assert ran.cells[0].outputs[0]["data"]["text/plain"] == "42"
+
+
+@pytest.mark.slow
+@pytest.mark.sandbox
+def test_a_guard_that_does_not_start_costs_a_retry_not_the_students_points(tmp_path, monkeypatch):
+    from autograde.grade import grade
+    from autograde.run.execute import GUARD_NOT_STARTED, GuardedExecute
+
+    write_submission(completed_notebook(FIRST), tmp_path / "class", "unlucky", FIRST)
+    genuine = GuardedExecute._start_guard
+
+    def broken(self):
+        raise RuntimeError(f"{GUARD_NOT_STARTED}: None: None")
+
+    monkeypatch.setattr(GuardedExecute, "_start_guard", broken)
+    mine = f"ag-{os.getpid()}-*"  # (--jobs 1 grades in this process: its kernels' scratch folders and cgroups)
+    parent = memory_cgroup_parent()
+    places = [Path(tempfile.gettempdir())] + ([Path(parent)] if parent else [])
+    before = {p for place in places for p in place.glob(mine)}
+    rows = grade(tmp_path / "class", tmp_path / "out", [FIRST], progress=False, jobs=1).rows
+    assert {r.status for r in rows} == {"error"} and all("grade it again" in r.message for r in rows), rows[:2]
+    left = {p for place in places for p in place.glob(mine)} - before
+    assert not left, f"the kernel whose guard did not start was left behind: {sorted(map(str, left))}"
+    monkeypatch.setattr(GuardedExecute, "_start_guard", genuine)
+    result = grade(tmp_path / "class", tmp_path / "out", [FIRST], progress=False, jobs=1)
+    assert {r.status for r in result.rows} == {"passed"} and (result.graded, result.reused) == (1, 0)

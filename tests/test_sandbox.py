@@ -20,6 +20,7 @@ from autograde.course import REPO, assignment_ids, cells_checking, graded_cell_i
 from autograde.reference import solution_code
 from autograde.run import sandbox
 from tests.support.commands import grade_command, read_rows, repo_copy
+from tests.support.scratch import ScratchWatch
 from tests.support.synthetic import completed_notebook, write_submission
 
 FIRST = assignment_ids()[0]
@@ -195,12 +196,20 @@ def limited(tmp_path_factory):
     hog = FORKS_TO_FILL_MEMORY.replace("{reference}", reference("dot_scores"))
     write_submission(completed_notebook(FIRST, {"dot_scores": hog}), base / "class", "forks-to-fill-memory", FIRST)
     write_submission(completed_notebook(FIRST), base / "class", "reference", FIRST)
-    proc = grade_command(base / "class", base / "out", "--timeout", str(CELL_TIMEOUT), "--jobs", "1", cwd=copy)
+    scratch = base / "scratch"
+    scratch.mkdir()
+    # A kernel's cgroup is named as its scratch folder: the names seen in this run's own scratch folder are the
+    # cgroups to look for (other gradings on the machine have theirs in the same parent cgroup).
+    with ScratchWatch(scratch) as watch:
+        proc = grade_command(base / "class", base / "out", "--timeout", str(CELL_TIMEOUT), "--jobs", "1",
+                             "--scratch", str(scratch), cwd=copy)
     assert proc.returncode == 0, proc.stderr
     scores = {(r["student_id"], r["grade_id"]): r for r in read_rows(base / "out" / "scores.csv")}
     parent, _ = sandbox._own_memory_cgroup()
-    left = sorted(str(p) for p in Path(parent).glob("ag-*")) if parent is not None else []
-    return {"scores": scores, "stderr": proc.stderr, "out": base / "out", "cgroups_left": left}
+    left = sorted(str(Path(parent, name)) for name in watch.seen[scratch] if Path(parent, name).exists()) \
+        if parent is not None else []
+    return {"scores": scores, "stderr": proc.stderr, "out": base / "out", "cgroups_left": left,
+            "kernels": watch.seen[scratch]}
 
 
 @pytest.mark.slow
@@ -248,6 +257,7 @@ def test_no_kernel_cgroup_outlives_grading(limited):
     parent, _ = sandbox._own_memory_cgroup()
     if parent is None:
         pytest.skip("no memory cgroup here")
+    assert len(limited["kernels"]) >= 3, f"the run's kernels were not seen: {limited['kernels']}"  # (not vacuous)
     assert limited["cgroups_left"] == [], "kernels' cgroups were left behind"
 
 

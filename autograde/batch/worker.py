@@ -35,6 +35,7 @@ from ..results.classify import (
     cell_results,
     execution_notes,
     graded_cells,
+    graders_fault,
     same_for_all,
 )
 from ..run.execute import grading_settings
@@ -185,8 +186,9 @@ def _grade_submission(student: str, assignment: str, notebook: Path) -> Graded:
         failed = root / FAILED / student / assignment / "autograde.log"
         failed.parent.mkdir(parents=True, exist_ok=True)
         failed.write_text((result.get("error") or "") + "\n" + (result.get("log") or ""), encoding="utf-8")
-        status, message = autograde_failure((result.get("error") or "") + "\n" + (result.get("log") or ""))
-        return Graded(same_for_all(student, assignment, status, message), notes)
+        log = (result.get("error") or "") + "\n" + (result.get("log") or "")
+        status, message = autograde_failure(log)
+        return Graded(same_for_all(student, assignment, status, message), notes, keep=not graders_fault(log))
     executed = nbformat.read(root / "autograded" / student / assignment / f"{assignment}.ipynb", as_version=4)
     scores = {}
     with Gradebook(api.coursedir.db_url) as gradebook:

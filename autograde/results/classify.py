@@ -24,7 +24,7 @@ import nbformat
 
 from ..course import EXERCISES, source_notebook
 from ..intake.normalise import first_line
-from ..run.execute import Event, events
+from ..run.execute import GUARD_NOT_STARTED, Event, events
 from .tracebacks import Hidden, graders_own_verdict, redact, squeeze, student_frame
 
 # The message of an exception raised by the student's own code: its first line, at most this long.
@@ -263,8 +263,17 @@ def cell_results(student: str, assignment: str, executed: nbformat.NotebookNode,
     return rows
 
 
+def graders_fault(log: str) -> bool:
+    """Whether ``nbgrader autograde``'s error and log say the grader itself failed, before any student code ran (its
+    result is not kept: the next run grades the notebook again)."""
+    return GUARD_NOT_STARTED in log
+
+
 def autograde_failure(log: str) -> tuple[Status, str]:
     """(status, message) for a notebook ``nbgrader autograde`` could not grade, from the error and log it returned."""
+    if graders_fault(log):  # (its log also says a reply timed out: the guard's, not a cell's)
+        return Status.ERROR, ("the grader could not start its checks in this notebook's kernel (a very busy machine?); "
+                              "no code of yours ran: grade it again")
     if "CellTimeoutError" in log or "Timeout" in log:
         return Status.TIMEOUT, "the notebook did not finish within the time limit"
     if "Kernel died" in log or "DeadKernelError" in log:

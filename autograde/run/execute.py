@@ -73,6 +73,11 @@ def events(cell) -> dict[Event, dict]:
     return {Event(k): (v if isinstance(v, dict) else {}) for k, v in found.items() if k in Event._value2member_map_}
 
 
+# What the execute step raises when the grader's guard could not start in a kernel (the grader's failure, before any
+# student code ran).
+GUARD_NOT_STARTED = "the grader's guard failed to start"
+
+
 @functools.cache
 def _guard_source() -> str:
     return (Path(__file__).resolve().parent / "guard.py").read_text()
@@ -240,6 +245,9 @@ class GuardedExecute(Execute):
                                          "the cells after it are not run, all counted as timed out; 0 for no limit"
                                ).tag(config=True)
     max_output_chars = Integer(100_000, help="characters of output kept per cell").tag(config=True)
+    guard_start_timeout = Integer(60, help="time limit in seconds of the grader's own start in each kernel (its "
+                                           "guard, before any cell runs; counted as a cell's is): not the students' "
+                                           "cell limit, which a cold or busy machine could use up").tag(config=True)
     timeout_wall_factor = Integer(10, help="a cell is stopped after this many times its time limit (timeout) by "
                                            "the wall clock, however much of that it spent waiting for a busy "
                                            "machine's CPU (which the limit does not count); 0 for no such cap"
@@ -286,7 +294,12 @@ class GuardedExecute(Execute):
         """nbclient's kernel client, with the guard started in the kernel before any cell runs (every kernel)."""
         kc = super().start_new_kernel_client()
         if self.guard:
-            self._start_guard()
+            try:
+                self._start_guard()
+            except BaseException:
+                # nbclient cleans a kernel up only once this returned: its process, scratch folder and cgroup go now.
+                self._cleanup_kernel()
+                raise
         return kc
 
     def preprocess_cell(self, cell, resources, index):
@@ -376,7 +389,10 @@ class GuardedExecute(Execute):
 
     def _clock(self, cell) -> CellClock:
         """A clock for the request about to be sent to the kernel (a cell, or the grader's own if `cell` is None)."""
-        limit = Execute._get_timeout(self, cell)  # the per-cell limit, not what is left of the notebook's
+        if cell is None and getattr(self, "_starting_guard", False):
+            limit = self.guard_start_timeout
+        else:
+            limit = Execute._get_timeout(self, cell)  # the per-cell limit, not what is left of the notebook's
         deadlines = [time.monotonic() + self.timeout_wall_factor * limit] if limit and self.timeout_wall_factor else []
         if getattr(self, "_deadline", None) is not None:
             deadlines.append(self._deadline)
@@ -507,10 +523,14 @@ class GuardedExecute(Execute):
                 f"g['install']({self._key!r}, {self._entry!r}, {packages!r})))"
                 "({'__builtins__': dict(vars(__import__('builtins'))), '__name__': 'autograde_guard', "
                 "'get_ipython': get_ipython})\n")
-        reply = self.wait_for_reply(self.kc.execute(code, silent=True, store_history=False), None)
+        self._starting_guard = True
+        try:
+            reply = self.wait_for_reply(self.kc.execute(code, silent=True, store_history=False), None)
+        finally:
+            self._starting_guard = False
         if (reply or {}).get("content", {}).get("status") != "ok":
             content = (reply or {}).get("content", {})
-            raise RuntimeError(f"the grader's guard failed to start: {content.get('ename')}: {content.get('evalue')}")
+            raise RuntimeError(f"{GUARD_NOT_STARTED}: {content.get('ename')}: {content.get('evalue')}")
         self._dirty = False
         self._expressions = None
         execute = self.kc.execute
