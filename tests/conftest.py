@@ -8,9 +8,11 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 import pytest
@@ -28,11 +30,22 @@ BATCH_FIXTURES = {"graded", "graded_fresh", "grade_chapter"}  # the fixtures tha
 
 class BookBuild:
     """The book's build (`make book`'s command: strict, cached execution), started as soon as the tests are
-    collected if any selected test needs it, so that it executes its pages while the first tests grade."""
+    collected if any selected test needs it, so that it executes its pages while the first tests grade.
 
-    def __init__(self):
-        self.proc: subprocess.Popen | None = None
-        self.log: Path | None = None
+    One build per test run, also with pytest-xdist's workers: the first process of the run to need it claims it
+    (a file made with O_EXCL in the run's folder, which the controlling process names in the environment before
+    the workers start) and starts it in a shell that writes its exit status to a file; every process waits for
+    that file. Only the controlling process stops a build still running when the run ends.
+    """
+
+    RUN = "AUTOGRADE_TESTS_BOOK_BUILD"  # the environment variable naming the run's folder
+
+    def __init__(self, config):
+        self.controller = not hasattr(config, "workerinput")  # (xdist gives its workers their input there)
+        if self.controller:
+            os.environ[self.RUN] = tempfile.mkdtemp(prefix="book-build-")
+        folder = Path(os.environ[self.RUN])
+        self.claim, self.log, self.status = folder / "claim", folder / "build.log", folder / "status"
 
     @pytest.hookimpl(trylast=True)
     def pytest_collection_finish(self, session):
@@ -40,27 +53,39 @@ class BookBuild:
             self.start()
 
     def pytest_sessionfinish(self):
-        if self.proc is not None and self.proc.poll() is None:  # (an interrupted session leaves no build running)
-            self.proc.kill()
-            self.proc.wait()
+        if not self.controller:
+            return
+        try:
+            if not self.status.exists():  # (an interrupted run leaves no build running)
+                os.killpg(int(self.claim.read_text()), signal.SIGKILL)
+        except (OSError, ValueError):
+            pass
+        shutil.rmtree(self.claim.parent, ignore_errors=True)
 
     def start(self) -> None:
-        if self.proc is None:
-            handle, log = tempfile.mkstemp(prefix="book-build-", suffix=".log")
-            self.log = Path(log)
-            self.proc = subprocess.Popen([str(JUPYTER_BOOK), "build", ".", "-W", "-n", "--keep-going"], cwd=REPO,
-                                         stdout=handle, stderr=subprocess.STDOUT)
-            os.close(handle)
+        try:
+            claim = os.open(self.claim, os.O_CREAT | os.O_EXCL | os.O_WRONLY)
+        except FileExistsError:
+            return  # another process of this run started it
+        proc = subprocess.Popen(
+            ["sh", "-c", '"$0" build . -W -n --keep-going >"$1" 2>&1; echo $? >"$2.part" && mv "$2.part" "$2"',
+             str(JUPYTER_BOOK), str(self.log), str(self.status)], cwd=REPO, start_new_session=True)
+        os.write(claim, str(proc.pid).encode())
+        os.close(claim)
 
     def wait(self, timeout: float) -> tuple[int, str]:
         """The build's exit status and the end of its output, once it has ended."""
         self.start()
-        returncode = self.proc.wait(timeout=timeout)
-        return returncode, self.log.read_text(errors="replace")[-10000:]
+        deadline = time.monotonic() + timeout
+        while not self.status.exists():
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"the book's build did not end within {timeout} s (its log: {self.log})")
+            time.sleep(0.5)
+        return int(self.status.read_text()), self.log.read_text(errors="replace")[-10000:]
 
 
 def pytest_configure(config):
-    config.pluginmanager.register(BookBuild(), "book-build")
+    config.pluginmanager.register(BookBuild(config), "book-build")
 
 
 @pytest.fixture(scope="session")
@@ -75,12 +100,27 @@ def book(pytestconfig):
     return HTML
 
 
-def pytest_collection_modifyitems(items):
+# Session fixtures made anew in every session (not kept in .grading-cache): with pytest-xdist, every module using one
+# runs in one worker, so that it is made once.
+MADE_EACH_SESSION = {"graded_fresh": "made-each-session-fresh", "compiled_course": "made-each-session-compiled"}
+
+
+@pytest.hookimpl(tryfirst=True)  # (before xdist's own hook reads the groups)
+def pytest_collection_modifyitems(config, items):
     """A test that uses a graded batch is slow and runs student code in the sandbox: it must say so.
 
     Markers are what `pytest -m "not slow"` selects on, so a missing one would
     put minutes into the quick run; this makes forgetting one an error at once.
+
+    With pytest-xdist's ``--dist loadgroup`` (`make test`), each module's tests
+    run in one worker (its module fixtures are made once), and the modules
+    that use a fixture of :data:`MADE_EACH_SESSION` in the same worker.
     """
+    if config.getoption("dist", "no") == "loadgroup":
+        groups = {item.path: group for item in items for fixture, group in MADE_EACH_SESSION.items()
+                  if fixture in getattr(item, "fixturenames", ())}
+        for item in items:
+            item.add_marker(pytest.mark.xdist_group(groups.get(item.path, item.path.name)))
     unmarked = [item.nodeid for item in items if BATCH_FIXTURES & set(getattr(item, "fixturenames", ()))
                 and not {"slow", "sandbox"} <= {m.name for m in item.iter_markers()}]
     if unmarked:

@@ -198,3 +198,33 @@ def test_the_key_covers_the_cells_and_the_grader(monkeypatch):
     assert verdicts_key([{"source": "x = 2", "grade_id": "test_x"}], {"reference": {}}, 60) != key
     monkeypatch.setattr(cache, "grader_fingerprint", lambda: "another grader")
     assert verdicts_key(cells, {"reference": {}}, 60) != key
+
+
+@pytest.mark.slow
+def test_a_cell_starved_of_cpu_keeps_its_verdict_and_a_sleeping_one_still_times_out():
+    # The evaluator charges a cell as the grader's CellClock does: time spent waiting for a CPU that other programs
+    # hold is not counted (a busy machine once timed out this file's 1 s cells), sleeping is.
+    import os
+    import subprocess
+    import sys
+
+    burn = ("import time\n_s = time.process_time()\nwhile time.process_time() - _s < 0.5:\n    pass\n")
+    variants = {"starved": {"add_one": burn + "def add_one(x):\n    return x + 1"},
+                "sleeps": {"add_one": "import time\ntime.sleep(3)\ndef add_one(x):\n    return x + 1"}}
+    core, saved = max(os.sched_getaffinity(0)), os.sched_getaffinity(0)
+    busy = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(4)]
+    try:
+        for process in busy:
+            os.sched_setaffinity(process.pid, {core})
+        os.sched_setaffinity(0, {core})  # (the evaluator and its forks inherit it: a fifth of one core)
+        start = time.monotonic()
+        verdicts = notebook_verdicts(CELLS, variants, timeout=1)
+        took = time.monotonic() - start
+    finally:
+        os.sched_setaffinity(0, saved)
+        for process in busy:
+            process.kill()
+            process.wait()
+    assert took > 2.5, f"the evaluation took {took:.1f} s: the busy loops did not slow it down, nothing is proved"
+    assert failed(verdicts["starved"]) == {}, failed(verdicts["starved"])
+    assert set(failed(verdicts["sleeps"])) == {"test_add_one", "test_add_one_noisy"}, failed(verdicts["sleeps"])

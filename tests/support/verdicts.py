@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import argparse
 import builtins
+import fcntl
 import functools
 import hashlib
 import hmac
@@ -66,6 +67,7 @@ __all__ = ["SAMPLED_MUTANTS", "chapter_verdicts", "mutant_verdicts", "notebook_v
 # again with the tests' own module takes as long, and on a loaded machine (three processes on two shared cores) that
 # went past 20 s. No mutant or alternative loses a point by a timeout on an idle machine.
 CELL_TIMEOUT = 60
+WALL_FACTOR = 10  # a cell is stopped after this many times its limit by the wall clock (GuardedExecute's default)
 JOBS = 2  # forked evaluations running at once (the machine has 2 cores)
 
 # One mutant per chapter whose verdicts are also decided by the real grader (the lead's `grade_chapter` batch), to
@@ -197,18 +199,22 @@ def mutant_verdicts(assignment: str, variants: dict[str, dict[str, str]], timeou
     # Kept between test runs, as the grader keeps a grade: a rerun after a change to anything else decides nothing.
     key = verdicts_key(cells, resolved, timeout)
     path = Path(cache) / f"{assignment}-{key[:16]}.json"
-    try:
-        saved = json.loads(path.read_text())
-        if saved["key"] == key:
-            return {name: {c: (bool(p), str(m)) for c, (p, m) in cells_.items()} for name, cells_ in saved["verdicts"].items()}
-    except (OSError, ValueError, KeyError, TypeError):
-        pass
-    verdicts = notebook_verdicts(cells, resolved, timeout, jobs, assignment)
     path.parent.mkdir(parents=True, exist_ok=True)
-    partial = path.with_suffix(f".{os.getpid()}.tmp")
-    partial.write_text(json.dumps({"key": key, "verdicts": verdicts}))
-    os.replace(partial, path)  # (whole or not at all: another run may read it at once)
-    return verdicts
+    # One process decides them; another of the same test run (pytest-xdist's workers) or of another run waits.
+    with open(path.with_suffix(".lock"), "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            saved = json.loads(path.read_text())
+            if saved["key"] == key:
+                return {name: {c: (bool(p), str(m)) for c, (p, m) in cells_.items()}
+                        for name, cells_ in saved["verdicts"].items()}
+        except (OSError, ValueError, KeyError, TypeError):
+            pass
+        verdicts = notebook_verdicts(cells, resolved, timeout, jobs, assignment)
+        partial = path.with_suffix(f".{os.getpid()}.tmp")
+        partial.write_text(json.dumps({"key": key, "verdicts": verdicts}))
+        os.replace(partial, path)  # (whole or not at all)
+        return verdicts
 
 
 def verdicts_key(cells: list[dict], variants: dict[str, dict[str, str]], timeout: float) -> str:
@@ -302,10 +308,15 @@ class _Notebook:
         source = Path(importlib.util.find_spec("autograde.run.guard").origin).read_text()
         exec(compile(source, "autograde_guard", "exec"), guard)  # noqa: S102 (the grader's own guard)
         guard["install"](self.key, self.entry, packages)
-        self.rang = False
+        self.rang, self.clock = False, None
         signal.signal(signal.SIGALRM, self._interrupt)
 
     def _interrupt(self, signum, frame):
+        if self.clock is not None and not self.clock.expired():
+            # Time spent waiting for a CPU is not charged, as the grader's CellClock does not charge it: a busy machine
+            # does not time a cell out here either.
+            signal.setitimer(signal.ITIMER_REAL, self.clock.next_check())
+            return
         self.rang = True  # a timeout is what the alarm saw, never an exception's name (student code can raise it)
         raise KeyboardInterrupt  # what the kernel gets when nbclient interrupts a cell at the time limit
 
@@ -338,6 +349,9 @@ class _Notebook:
             if restored:
                 events["restored"] = {"changes": restored}
         start, self.rang = time.monotonic(), False
+        from autograde.run.clock import CellClock, run_queue_wait
+
+        self.clock = CellClock(self.timeout, start + WALL_FACTOR * self.timeout, lambda: run_queue_wait(os.getpid()))
         signal.setitimer(signal.ITIMER_REAL, self.timeout)
         try:
             result = self.shell.run_cell(source, store_history=True)
@@ -345,6 +359,7 @@ class _Notebook:
             result = None
         finally:
             signal.setitimer(signal.ITIMER_REAL, 0)
+            self.clock = None
         error = None if result is None else result.error_before_exec or result.error_in_exec
         if self.rang:
             events["timed_out"] = {}
