@@ -11,14 +11,13 @@ import shutil
 import signal
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
 import pytest
 
 from autograde.course import EXERCISES, REPO, SOLUTIONS, assignment_ids
-from tests.support import batches
+from tests.support import batches, testrun
 from tests.support.commands import repo_copy
 from tests.support.submissions import digest
 from tests.support.verdicts import SAMPLED_MUTANTS, chapter_verdicts
@@ -33,34 +32,30 @@ class BookBuild:
     collected if any selected test needs it, so that it executes its pages while the first tests grade.
 
     One build per test run, also with pytest-xdist's workers: the first process of the run to need it claims it
-    (a file made with O_EXCL in the run's folder, which the controlling process names in the environment before
-    the workers start) and starts it in a shell that writes its exit status to a file; every process waits for
-    that file. Only the controlling process stops a build still running when the run ends.
+    (a file made with O_EXCL in the run's folder, :mod:`tests.support.testrun`) and starts it in a shell that
+    writes its exit status to a file; every process waits for that file. Only the process that made the run's
+    folder stops a build still running when the run ends.
     """
 
-    RUN = "AUTOGRADE_TESTS_BOOK_BUILD"  # the environment variable naming the run's folder
-
-    def __init__(self, config):
-        self.controller = not hasattr(config, "workerinput")  # (xdist gives its workers their input there)
-        if self.controller:
-            os.environ[self.RUN] = tempfile.mkdtemp(prefix="book-build-")
-        folder = Path(os.environ[self.RUN])
-        self.claim, self.log, self.status = folder / "claim", folder / "build.log", folder / "status"
+    def __init__(self, owner: bool):
+        self.owner = owner
+        folder = testrun.run_folder()
+        self.claim, self.log, self.status = folder / "book-claim", folder / "book-build.log", folder / "book-status"
 
     @pytest.hookimpl(trylast=True)
     def pytest_collection_finish(self, session):
         if any("book" in getattr(item, "fixturenames", ()) for item in session.items):
             self.start()
 
-    def pytest_sessionfinish(self):
-        if not self.controller:
+    def pytest_unconfigure(self):
+        if not self.owner:
             return
         try:
             if not self.status.exists():  # (an interrupted run leaves no build running)
                 os.killpg(int(self.claim.read_text()), signal.SIGKILL)
         except (OSError, ValueError):
             pass
-        shutil.rmtree(self.claim.parent, ignore_errors=True)
+        testrun.end_run()
 
     def start(self) -> None:
         try:
@@ -85,7 +80,7 @@ class BookBuild:
 
 
 def pytest_configure(config):
-    config.pluginmanager.register(BookBuild(config), "book-build")
+    config.pluginmanager.register(BookBuild(owner=testrun.start_run()), "book-build")
 
 
 @pytest.fixture(scope="session")
@@ -100,27 +95,13 @@ def book(pytestconfig):
     return HTML
 
 
-# Session fixtures made anew in every session (not kept in .grading-cache): with pytest-xdist, every module using one
-# runs in one worker, so that it is made once.
-MADE_EACH_SESSION = {"graded_fresh": "made-each-session-fresh", "compiled_course": "made-each-session-compiled"}
-
-
-@pytest.hookimpl(tryfirst=True)  # (before xdist's own hook reads the groups)
-def pytest_collection_modifyitems(config, items):
+def pytest_collection_modifyitems(items):
     """A test that uses a graded batch is slow and runs student code in the sandbox: it must say so.
 
     Markers are what `pytest -m "not slow"` selects on, so a missing one would
     put minutes into the quick run; this makes forgetting one an error at once.
 
-    With pytest-xdist's ``--dist loadgroup`` (`make test`), each module's tests
-    run in one worker (its module fixtures are made once), and the modules
-    that use a fixture of :data:`MADE_EACH_SESSION` in the same worker.
     """
-    if config.getoption("dist", "no") == "loadgroup":
-        groups = {item.path: group for item in items for fixture, group in MADE_EACH_SESSION.items()
-                  if fixture in getattr(item, "fixturenames", ())}
-        for item in items:
-            item.add_marker(pytest.mark.xdist_group(groups.get(item.path, item.path.name)))
     unmarked = [item.nodeid for item in items if BATCH_FIXTURES & set(getattr(item, "fixturenames", ()))
                 and not {"slow", "sandbox"} <= {m.name for m in item.iter_markers()}]
     if unmarked:
@@ -148,8 +129,8 @@ def grade_chapter(tmp_path_factory):
             if assignment not in assignment_ids():
                 raise KeyError(f"no chapter {assignment!r}: {assignment_ids()}")
             picked = [path for a, _, path in SAMPLED_MUTANTS if a == assignment]  # (the others: in-process)
-            done[assignment] = batches.grade_cached(
-                f"chapter-{assignment}", lambda folder: batches.write_chapter(folder, assignment, picked), scratch)
+            done[assignment] = testrun.once_per_run(f"chapter-{assignment}", lambda: batches.grade_cached(
+                f"chapter-{assignment}", lambda folder: batches.write_chapter(folder, assignment, picked), scratch))
         return done[assignment]
 
     return graded
@@ -166,14 +147,15 @@ def in_process_verdicts():
 @pytest.fixture(scope="session")
 def graded(tmp_path_factory):
     """Chapter 1's broken, damaged and hostile submissions (:func:`tests.support.batches.write_odd`), graded once."""
-    return batches.grade_cached("odd", batches.write_odd, tmp_path_factory.mktemp("odd"))
+    return testrun.once_per_run("odd", lambda: batches.grade_cached("odd", batches.write_odd,
+                                                                     tmp_path_factory.mktemp("odd")))
 
 
 @pytest.fixture(scope="session")
 def graded_fresh(tmp_path_factory):
     """The few submissions whose tests read what the run itself did (:func:`tests.support.batches.write_fresh`),
     graded from nothing in every session, with ``escaped`` and ``scratch_left_behind`` recorded."""
-    return batches.grade_fresh(tmp_path_factory.mktemp("fresh"))
+    return testrun.once_per_run("fresh", lambda: batches.grade_fresh(tmp_path_factory.mktemp("fresh")))
 
 
 @pytest.fixture(scope="session")
@@ -183,7 +165,11 @@ def compiled_course(tmp_path_factory):
     The copy's exercises/ is removed first, so every student notebook there was
     written by the command; the repository itself must not change.
     """
-    course = repo_copy(tmp_path_factory.mktemp("course"))
+    return testrun.once_per_run("compiled-course", lambda: _compiled_course(tmp_path_factory.mktemp("course")))
+
+
+def _compiled_course(folder: Path) -> Path:
+    course = repo_copy(folder)
     shutil.rmtree(course / "exercises")
     watched = (SOLUTIONS, EXERCISES, REPO / "course" / "source")  # (course/source/: what `make exercises` writes)
     before = digest(*watched)
