@@ -67,7 +67,6 @@
 # %% nbgrader={"grade": false, "grade_id": "setup", "locked": true, "schema_version": 3, "solution": false}
 import contextlib
 import math
-import warnings
 
 import numpy as np
 import torch
