@@ -302,7 +302,7 @@ _check_against_loops()
 # for square images of `image_size × image_size` pixels, with
 # `N = (image_size / patch_size)²` patches, and exactly these attributes:
 #
-# - `self.patch_embedding = nn.Linear(channels * patch_size ** 2, d_model)`,
+# - `self.patch_embedding`: `nn.Linear(channels * patch_size ** 2, d_model)`,
 #   the linear map applied to every flattened patch;
 # - `self.cls_token`, an `nn.Parameter` of shape `(1, 1, d_model)`: the
 #   learned *class token*;
@@ -310,8 +310,8 @@ _check_against_loops()
 #   one learned position vector for the class token and one for each patch;
 # - `self.blocks`, an `nn.ModuleList` of `num_layers` blocks
 #   `TransformerBlock(d_model, num_heads, 4 * d_model)` (given above);
-# - `self.norm = nn.LayerNorm(d_model)` and
-#   `self.head = nn.Linear(d_model, num_classes)`.
+# - `self.norm`: `nn.LayerNorm(d_model)`, and `self.head`:
+#   `nn.Linear(d_model, num_classes)`.
 #
 # Initialise `position_embedding` with small random numbers,
 # `torch.randn(1, N + 1, d_model) * 0.02` (the scale of the ViT paper's code),
@@ -386,7 +386,7 @@ with patchify_is(_zero_patches):
     expect_shape(_vit(_images), (4, 5), "ViT's logits for images (4, 3, 8, 8) and 5 classes")
     _result = _vit(_images, return_attention=True)
 _embedding = getattr(_vit, "patch_embedding", None)
-assert isinstance(_embedding, nn.Linear), "ViT needs self.patch_embedding = nn.Linear(channels * patch_size ** 2, d_model)"
+assert isinstance(_embedding, nn.Linear), "ViT needs self.patch_embedding, an nn.Linear(channels * patch_size ** 2, d_model)"
 expect_shape(_embedding.weight, (12, 48), "patch_embedding.weight (nn.Linear(3 * 4 * 4 = 48, d_model=12))")
 for _name, _shape in [("cls_token", (1, 1, 12)), ("position_embedding", (1, 5, 12))]:
     assert isinstance(getattr(_vit, _name, None), nn.Parameter), f"ViT needs self.{_name}, an nn.Parameter of shape {_shape}"
@@ -395,8 +395,8 @@ _blocks = getattr(_vit, "blocks", None)
 assert isinstance(_blocks, nn.ModuleList) and len(_blocks) == 2 and all(isinstance(b, TransformerBlock) for b in _blocks), (
     "ViT needs self.blocks = nn.ModuleList of num_layers (here 2) TransformerBlock(d_model, num_heads, 4 * d_model)")
 expect_shape(_blocks[0].ff[0].weight, (48, 12), "blocks[0].ff[0].weight (d_ff = 4 * d_model = 48)")
-assert isinstance(getattr(_vit, "norm", None), nn.LayerNorm), "ViT needs self.norm = nn.LayerNorm(d_model)"
-assert isinstance(getattr(_vit, "head", None), nn.Linear), "ViT needs self.head = nn.Linear(d_model, num_classes)"
+assert isinstance(getattr(_vit, "norm", None), nn.LayerNorm), "ViT needs self.norm, an nn.LayerNorm(d_model)"
+assert isinstance(getattr(_vit, "head", None), nn.Linear), "ViT needs self.head, an nn.Linear(d_model, num_classes)"
 expect_shape(_vit.head.weight, (5, 12), "head.weight (nn.Linear(d_model=12, num_classes=5))")
 assert isinstance(_result, tuple) and len(_result) == 2, "with return_attention=True, ViT returns (logits, attention)"
 assert len(_result[1]) == 2, f"attention must hold one tensor per layer (2 layers), not {len(_result[1])}"
@@ -623,9 +623,9 @@ print(f"training loss {digits_losses[0]:.2f} -> {digits_losses[-1]:.3f}; test ac
 def _check_vit_training():
     torch.manual_seed(0)
     with patchify_is(_unfold_patches):
-        model = ViT(image_size=8, patch_size=4, channels=1, num_classes=10, d_model=32, num_heads=4, num_layers=2)
-        losses = train_digits(model)
-        accuracy = evaluate_digits(model)
+        trained = ViT(image_size=8, patch_size=4, channels=1, num_classes=10, d_model=32, num_heads=4, num_layers=2)
+        losses = train_digits(trained)
+        accuracy = evaluate_digits(trained)
     assert accuracy >= 0.80, (
         f"after training with train_digits, your ViT classifies {accuracy:.1%} of the test digits correctly (training "
         f"loss {losses[0]:.2f} -> {losses[-1]:.2f}); at least 80% is expected (the reference gets 90% or more on every "
@@ -788,7 +788,7 @@ _check_rollout_order()
 #
 # - `self.seeds`, an `nn.Parameter` of shape `(1, num_seeds, d_model)` (any
 #   small random initialisation);
-# - `self.attn = nn.MultiheadAttention(d_model, num_heads, batch_first=True)`.
+# - `self.attn`: `nn.MultiheadAttention(d_model, num_heads, batch_first=True)`.
 #
 # `forward(x, present=None)` takes a batch of sets `x (B, n, d_model)`, padded
 # to the same size `n`, and `present (B, n)` bool, `True` for a real element
@@ -835,7 +835,7 @@ assert isinstance(getattr(_pool, "seeds", None), nn.Parameter), "AttentionPoolin
 expect_shape(_pool.seeds, (1, 3, 8), "seeds (1, num_seeds=3, d_model=8)")
 _attn = getattr(_pool, "attn", None)
 assert isinstance(_attn, nn.MultiheadAttention) and _attn.embed_dim == 8 and _attn.num_heads == 2 and _attn.batch_first, (
-    "AttentionPooling needs self.attn = nn.MultiheadAttention(d_model, num_heads, batch_first=True)")
+    "AttentionPooling needs self.attn, an nn.MultiheadAttention(d_model, num_heads, batch_first=True)")
 expect_shape(_pool(torch.randn(4, 5, 8)), (4, 3, 8), "the output for sets x (4, 5, 8) and 3 seeds")
 expect_shape(_pool(torch.randn(4, 5, 8), torch.rand(4, 5) < 0.7), (4, 3, 8), "the output for x (4, 5, 8) with `present`")
 
@@ -984,7 +984,7 @@ _check_empty_set()
 # Build `GATLayer(in_dim, out_dim, num_heads=1, concat=True)` with exactly
 # these attributes:
 #
-# - `self.W = nn.Linear(in_dim, num_heads * out_dim, bias=False)`; head `h`
+# - `self.W`: `nn.Linear(in_dim, num_heads * out_dim, bias=False)`; head `h`
 #   uses columns `h·out_dim … (h+1)·out_dim − 1` of `W x`
 #   (`.view(N, num_heads, out_dim)` gives them);
 # - `self.a`, an `nn.Parameter` of shape `(num_heads, 2 * out_dim)` (any small
@@ -1041,7 +1041,7 @@ class GATLayer(nn.Module):
 torch.manual_seed(0)
 _gat = GATLayer(5, 3, num_heads=2)
 assert isinstance(getattr(_gat, "W", None), nn.Linear) and _gat.W.bias is None, (
-    "GATLayer needs self.W = nn.Linear(in_dim, num_heads * out_dim, bias=False)")
+    "GATLayer needs self.W, an nn.Linear(in_dim, num_heads * out_dim, bias=False)")
 expect_shape(_gat.W.weight, (6, 5), "W.weight (nn.Linear(in_dim=5, num_heads * out_dim = 6))")
 assert isinstance(getattr(_gat, "a", None), nn.Parameter), "GATLayer needs self.a, an nn.Parameter (num_heads, 2 * out_dim)"
 expect_shape(_gat.a, (2, 6), "a (num_heads=2, 2 * out_dim = 6)")
