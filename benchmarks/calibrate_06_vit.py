@@ -20,6 +20,21 @@ of the class token) are measured too and reported as "not required".
 Usage (one thread per run, as in grading; --jobs runs seeds in parallel):
 
     .venv/bin/python -m benchmarks.calibrate_06_vit --seeds 20 --jobs 1
+
+Measured (2026-12-02, seeds 0-19, test accuracy min / mean / max; 200 runs in 1,159 s at load about 7):
+
+    reference                           0.906 / 0.939 / 0.967
+    cls_token N(0, 0.02)                0.908 / 0.937 / 0.958
+    truncated normal std 0.02           0.903 / 0.940 / 0.967
+    reversed creation order             0.906 / 0.941 / 0.958
+    blocks first                        0.908 / 0.944 / 0.969
+    strided convolution                 0.906 / 0.939 / 0.967
+    class token's position added apart  0.906 / 0.939 / 0.967
+    (not required) N(0, 1) cls/positions 0.881 / 0.924 / 0.956; no positions 0.867 / 0.914 / 0.936;
+                   mean pooling          0.914 / 0.933 / 0.956
+
+The lowest accuracy of a required variant, 0.903, is 0.10 above the threshold 0.80. Training alone does not
+separate the excluded variants (they are graded by the other cells of exercise 2: the hand-written forward pass).
 """
 from __future__ import annotations
 
