@@ -742,7 +742,8 @@ def _check_renormalised(layers, heads, length, zero_share, seed):
         attention.append(torch.from_numpy(weights))
     rollout = torch.as_tensor(attention_rollout(attention)).detach()
     sums = rollout.sum(dim=-1)
-    assert torch.allclose(sums, torch.ones_like(sums), atol=1e-8), (
+    tolerance = 1e-5 if rollout.dtype in (torch.float32, torch.float16, torch.bfloat16) else 1e-8  # as stated
+    assert torch.allclose(sums, torch.ones_like(sums), atol=tolerance), (
         f"with input rows that do not sum to 1 (all-zero rows of masked queries, rows scaled down), the rollout's rows "
         f"sum to {np.round(sums.numpy().ravel(), 4).tolist()[:8]}, not 1: renormalise every row of 0.5 * A + 0.5 * I "
         "to sum to 1 in each layer, before multiplying")
@@ -1147,7 +1148,8 @@ def _check_neighbours_only(n, density, heads, seed):
     changed[outside] += torch.randn(int(outside.sum()), 3, generator=generator, dtype=torch.float64) * 5
     before, after = torch.as_tensor(gat(x, adjacency)).detach(), torch.as_tensor(gat(changed, adjacency)).detach()
     moved = float((after[node] - before[node]).abs().max())
-    assert moved < 1e-8, (
+    tolerance = 1e-5 if before.dtype in (torch.float32, torch.float16, torch.bfloat16) else 1e-8  # as stated
+    assert moved < tolerance * (1 + float(before[node].abs().max())), (
         f"node {node}'s output changes by {moved:.3g} when only nodes it does not receive from change (nodes "
         f"{torch.nonzero(outside).ravel().tolist()} of {n}): softmax over node {node}'s neighbours and itself only "
         "(adjacency[i, j] True: i receives from j), not over all nodes")
