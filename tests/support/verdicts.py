@@ -84,6 +84,8 @@ SAMPLED_MUTANTS: tuple[tuple[str, str, Path], ...] = tuple((a, g, MUTANTS / a / 
     ("04-long-sequences", "KVCache", "overwrites"),
     # Trained and untrained checks of TinyGPT: the visible and the causal cell, with training in the notebook.
     ("05-transformer", "TinyGPT", "mask_hides_current"),
+    # A class token without its position: the visible, hand-written and attention cells fail; training keeps its points.
+    ("06-beyond-text", "ViT", "class_token_without_position"),
 ))
 
 _RUNNER = "tests.support.verdicts"
