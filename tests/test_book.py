@@ -908,6 +908,18 @@ CH6 = "06-beyond-text"
 
 @pytest.mark.book
 @pytest.mark.slow
+def test_ch6_numbers_written_into_captions_and_alt_texts_are_the_measured_ones(book):
+    """Captions and alt texts cannot glue: their seeds, steps, image counts and matrix sizes must match the code's."""
+    g = glued(CH6)
+    assert g["ch6_seeds"] == 3 and g["ch6_vit_seeds"] == 3, "fig-data-size and fig-sets say 3 seeds"
+    assert g["ch6_train_size"] == 1437, "fig-data-size's alt text says all 1,437 training images"
+    assert g["ch6_fit_steps"] == 150 and g["ch6_set_steps"] == 200, "the captions say 150 and 200 steps"
+    assert g["ch6_rollout_size"] == "17 × 17", f"rollout's matrices are {g['ch6_rollout_size']}, not (N+1)^2 = 17^2"
+    assert g["ch6_labelled"] == 40 and g["ch6_unlabelled"] == 160, "4 blocks of 50 with 10 labelled per block"
+
+
+@pytest.mark.book
+@pytest.mark.slow
 def test_ch6_symmetries_hold_to_float32_rounding(book):
     """'All differences are float32 rounding': equivariance, invariance, and a set twice pooling as the set."""
     g = glued(CH6)
@@ -952,6 +964,14 @@ def test_ch6_positions_did_not_learn_the_grid_and_opposite_corners_are_most_alik
     assert g["ch6_similarity_opposite_corners"] > by_distance[:5].max(), (
         f"opposite corners ({g['ch6_similarity_opposite_corners']:.2f}) are not the most similar: {by_distance}")
     assert g["ch6_ink_corners"] < g["ch6_ink_other"], "the corners hold ink more often than the other patches"
+    # fig-positions (seed 0): no smooth fall-off; opposite corners among the five lightest of a corner tile's 15 cells.
+    seed0 = np.array(g["ch6_similarity_by_distance"][0])
+    assert seed0[0] < seed0[-1] and (np.diff(seed0) > 0).any(), f"seed 0 falls off smoothly with distance: {seed0}"
+    similarity = np.array(g["ch6_similarity_seed0"])
+    for corner, opposite in [(0, 15), (3, 12), (12, 3), (15, 0)]:
+        others = np.delete(similarity[corner], corner)
+        lighter = int((others > similarity[corner, opposite]).sum())
+        assert lighter <= 4, f"in corner tile {corner}, {lighter} cells are lighter than the opposite corner {opposite}"
 
 
 @pytest.mark.book
@@ -975,6 +995,9 @@ def test_ch6_attention_relates_elements_and_the_sum_counts(book):
     assert odd_set > odd_deep + 0.2, f"odd one out: Set Transformer {odd_set:.3f}, Deep Sets {odd_deep:.3f}"
     assert count_deep > count_set + 0.2, f"counting: Deep Sets {count_deep:.3f}, Set Transformer {count_set:.3f}"
     assert max(g["ch6_sets_runs_count_right_deep"]) < 1, "Deep Sets counts perfectly: the prose says it does not"
+    # 'the Set Transformer also has 4.6 times the parameters; on counting, the smaller Deep Sets still wins'
+    assert g["ch6_sets_parameter_ratio"] == g["ch6_sets_parameters_set"] / g["ch6_sets_parameters_deep"] > 1, (
+        f"parameter ratio {g['ch6_sets_parameter_ratio']}: the Set Transformer is not the larger model")
 
 
 @pytest.mark.book
@@ -992,5 +1015,6 @@ def test_ch6_edges_are_worth_a_lot_and_the_gcn_beats_the_gat(book):
     g = glued(CH6)
     mlp, gcn, gat = (np.array(g[f"ch6_nodes_runs_{k}"]) for k in ("mlp", "gcn", "gat"))
     assert min(gcn.min(), gat.min()) > mlp.max() + 0.1, f"MLP {mlp}, GCN {gcn}, GAT {gat}: edges not worth a lot"
+    assert len(gcn) == g["ch6_seeds"], f"{len(gcn)} graphs, but the prose says one per seed ({g['ch6_seeds']})"
     assert g["ch6_nodes_gat_below_gcn"] == int((gat < gcn).sum()) and (gat < gcn).sum() >= 2, (
         f"GCN {gcn}, GAT {gat}: the prose says the GCN does better")
