@@ -898,3 +898,123 @@ def test_chapter_5s_copy_of_chapter_2s_model_computes_what_chapter_2s_model_comp
         expected, copied = original(source, inputs)[0], copy(source, inputs)
         assert torch.equal(expected, copied), "chapter 5's Chapter2Model no longer computes chapter 2's Seq2Seq"
         assert torch.equal(original.generate(source)[0], copy.generate(source)), "the two generate differently"
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Chapter 6: the claims of the prose, the captions and the alt texts hold on the values the page measured.
+# ---------------------------------------------------------------------------------------------------------------
+CH6 = "06-beyond-text"
+
+
+@pytest.mark.book
+@pytest.mark.slow
+def test_ch6_numbers_written_into_captions_and_alt_texts_are_the_measured_ones(book):
+    """Captions and alt texts cannot glue: their seeds, steps, image counts and matrix sizes must match the code's."""
+    g = glued(CH6)
+    assert g["ch6_seeds"] == 3 and g["ch6_vit_seeds"] == 3, "fig-data-size and fig-sets say 3 seeds"
+    assert g["ch6_train_size"] == 1437, "fig-data-size's alt text says all 1,437 training images"
+    assert g["ch6_fit_steps"] == 150 and g["ch6_set_steps"] == 200, "the captions say 150 and 200 steps"
+    assert g["ch6_rollout_size"] == "17 × 17", f"rollout's matrices are {g['ch6_rollout_size']}, not (N+1)^2 = 17^2"
+    assert g["ch6_labelled"] == 40 and g["ch6_unlabelled"] == 160, "4 blocks of 50 with 10 labelled per block"
+
+
+@pytest.mark.book
+@pytest.mark.slow
+def test_ch6_symmetries_hold_to_float32_rounding(book):
+    """'All differences are float32 rounding': equivariance, invariance, and a set twice pooling as the set."""
+    g = glued(CH6)
+    for name in ("ch6_equivariance", "ch6_invariance", "ch6_pooled_twice"):
+        assert g[name] < 1e-5, f"{name} = {g[name]:.1e}: not float32 rounding"
+    assert g["ch6_gat_outside"] == 0, "the GAT layer puts weight outside the neighbourhoods"
+
+
+@pytest.mark.book
+@pytest.mark.slow
+def test_ch6_the_cnn_beats_the_vit_at_every_size_and_most_with_little_data(book):
+    """fig-data-size's alt text: the CNN's line lies above the ViT's at every size, the gap largest at 100 images."""
+    g = glued(CH6)
+    gaps = {}
+    for size in ("100", "300", "all"):
+        cnn, vit = np.mean(g[f"ch6_size_runs_cnn_{size}"]), np.mean(g[f"ch6_size_runs_vit_{size}"])
+        assert cnn > vit, f"on {size} images the CNN gets {cnn:.3f} and the ViT {vit:.3f}"
+        gaps[size] = cnn - vit
+    assert gaps["100"] == max(gaps.values()), f"the gap is not largest at 100 images: {gaps}"
+    assert abs(g["ch6_parameters_cnn"] - g["ch6_parameters_vit4"]) < 0.1 * g["ch6_parameters_vit4"], (
+        "the CNN and the ViT no longer have about the same number of parameters")
+
+
+@pytest.mark.book
+@pytest.mark.slow
+def test_ch6_class_token_and_mean_differ_by_less_than_their_spread(book):
+    """'The two differ by less than their spread over the seeds'; and the ViT with 4x4 patches does no worse than
+    the one with 2x2 patches."""
+    g = glued(CH6)
+    cls, mean = (np.array(g["ch6_pool_accuracy"][k]) for k in ("class token", "mean of the patches"))
+    assert abs(cls.mean() - mean.mean()) < max(cls.std(), mean.std()), f"class token {cls}, mean {mean}"
+    assert cls.mean() >= np.mean(g["ch6_vit_accuracy"]), (
+        f"the 4x4-patch ViT ({cls.mean():.3f}) does worse than the 2x2-patch one ({np.mean(g['ch6_vit_accuracy']):.3f})")
+
+
+@pytest.mark.book
+@pytest.mark.slow
+def test_ch6_positions_did_not_learn_the_grid_and_opposite_corners_are_most_alike(book):
+    g = glued(CH6)
+    by_distance = np.array(g["ch6_similarity_by_distance"]).mean(0)  # distances 1..6, mean over seeds
+    assert g["ch6_similarity_neighbours"] < g["ch6_similarity_far"], "neighbours are more alike than far patches"
+    assert g["ch6_similarity_opposite_corners"] > by_distance[:5].max(), (
+        f"opposite corners ({g['ch6_similarity_opposite_corners']:.2f}) are not the most similar: {by_distance}")
+    assert g["ch6_ink_corners"] < g["ch6_ink_other"], "the corners hold ink more often than the other patches"
+    # fig-positions (seed 0): no smooth fall-off; opposite corners among the five lightest of a corner tile's 15 cells.
+    seed0 = np.array(g["ch6_similarity_by_distance"][0])
+    assert seed0[0] < seed0[-1] and (np.diff(seed0) > 0).any(), f"seed 0 falls off smoothly with distance: {seed0}"
+    similarity = np.array(g["ch6_similarity_seed0"])
+    for corner, opposite in [(0, 15), (3, 12), (12, 3), (15, 0)]:
+        others = np.delete(similarity[corner], corner)
+        lighter = int((others > similarity[corner, opposite]).sum())
+        assert lighter <= 4, f"in corner tile {corner}, {lighter} cells are lighter than the opposite corner {opposite}"
+
+
+@pytest.mark.book
+@pytest.mark.slow
+def test_ch6_class_token_reads_ink_a_little_more_and_rollout_the_middle(book):
+    """'a little more than their share'; fig-vit-attention's alt text: rollout brightest in the middle."""
+    g = glued(CH6)
+    for name in ("ch6_last_on_ink", "ch6_rollout_on_ink"):
+        assert g["ch6_ink_share"] < g[name] < g["ch6_ink_share"] + 0.25, f"{name} = {g[name]:.2f}"
+    assert g["ch6_rollout_on_centre"] > max(0.35, g["ch6_last_on_centre"]), (
+        f"rollout puts {g['ch6_rollout_on_centre']:.2f} on the middle, the last layer {g['ch6_last_on_centre']:.2f}")
+
+
+@pytest.mark.book
+@pytest.mark.slow
+def test_ch6_attention_relates_elements_and_the_sum_counts(book):
+    """fig-sets: the Set Transformer far ahead on the odd one out, Deep Sets far ahead (and not perfect) on counting."""
+    g = glued(CH6)
+    odd_deep, odd_set = np.mean(g["ch6_sets_runs_odd_one_out_deep"]), np.mean(g["ch6_sets_runs_odd_one_out_set"])
+    count_deep, count_set = np.mean(g["ch6_sets_runs_count_right_deep"]), np.mean(g["ch6_sets_runs_count_right_set"])
+    assert odd_set > odd_deep + 0.2, f"odd one out: Set Transformer {odd_set:.3f}, Deep Sets {odd_deep:.3f}"
+    assert count_deep > count_set + 0.2, f"counting: Deep Sets {count_deep:.3f}, Set Transformer {count_set:.3f}"
+    assert max(g["ch6_sets_runs_count_right_deep"]) < 1, "Deep Sets counts perfectly: the prose says it does not"
+    # 'the Set Transformer also has 4.6 times the parameters; on counting, the smaller Deep Sets still wins'
+    assert g["ch6_sets_parameter_ratio"] == g["ch6_sets_parameters_set"] / g["ch6_sets_parameters_deep"] > 1, (
+        f"parameter ratio {g['ch6_sets_parameter_ratio']}: the Set Transformer is not the larger model")
+
+
+@pytest.mark.book
+@pytest.mark.slow
+def test_ch6_gat_attention_is_static_and_gatv2_finds_every_key(book):
+    g = glued(CH6)
+    assert g["ch6_lookup_gat_max"] <= 1 / 6 + 1e-6 and g["ch6_lookup_gat_favourites"] == 1, (
+        f"GAT: {g['ch6_lookup_gat']} right, {g['ch6_lookup_gat_favourites']} favourite keys: not static")
+    assert g["ch6_lookup_gatv2_min"] == 1, f"GATv2 finds only {g['ch6_lookup_gatv2']} of the keys"
+
+
+@pytest.mark.book
+@pytest.mark.slow
+def test_ch6_edges_are_worth_a_lot_and_the_gcn_beats_the_gat(book):
+    g = glued(CH6)
+    mlp, gcn, gat = (np.array(g[f"ch6_nodes_runs_{k}"]) for k in ("mlp", "gcn", "gat"))
+    assert min(gcn.min(), gat.min()) > mlp.max() + 0.1, f"MLP {mlp}, GCN {gcn}, GAT {gat}: edges not worth a lot"
+    assert len(gcn) == g["ch6_seeds"], f"{len(gcn)} graphs, but the prose says one per seed ({g['ch6_seeds']})"
+    assert g["ch6_nodes_gat_below_gcn"] == int((gat < gcn).sum()) and (gat < gcn).sum() >= 2, (
+        f"GCN {gcn}, GAT {gat}: the prose says the GCN does better")
