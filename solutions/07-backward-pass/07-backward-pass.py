@@ -625,7 +625,7 @@ def _check_flash_example():
 
 _check_flash_example()
 
-# %% nbgrader={"grade": true, "grade_id": "test_FlashAttention_forward", "locked": true, "points": 1, "schema_version": 3, "solution": false}
+# %% nbgrader={"grade": true, "grade_id": "test_FlashAttention_forward", "locked": true, "points": 0.5, "schema_version": 3, "solution": false}
 # Hidden tests (hypothesis): the output equals plain attention for many shapes and block sizes (not causal), float64.
 ### BEGIN HIDDEN TESTS
 from hypothesis import HealthCheck, given, settings
@@ -748,7 +748,7 @@ def _check_flash_no_key():
 _check_flash_no_key()
 ### END HIDDEN TESTS
 
-# %% nbgrader={"grade": true, "grade_id": "test_FlashAttention_gradcheck", "locked": true, "points": 1, "schema_version": 3, "solution": false}
+# %% nbgrader={"grade": true, "grade_id": "test_FlashAttention_gradcheck", "locked": true, "points": 0.5, "schema_version": 3, "solution": false}
 # Hidden tests: torch.autograd.gradcheck (finite differences against your backward pass), float64, causal or not.
 ### BEGIN HIDDEN TESTS
 def _check_flash_gradcheck():
@@ -863,15 +863,15 @@ def _check_saved_bytes_ratio():
                for _ in range(3))
     plain = _bytes_saved(lambda q, k, v: torch.softmax(q @ k.transpose(-2, -1) / math.sqrt(64), dim=-1) @ v, Q, K, V)
     expected = plain / (4 * 2048 * 64 * 8 + 2048 * 8)  # Q, K, V, O and L in float64
-    ratio = float(saved_bytes_ratio)
-    if abs(ratio - expected) <= 0.01 * expected:
+    value = float(saved_bytes_ratio)
+    if abs(value - expected) <= 0.01 * expected:
         return
     try:
         yours = plain / _bytes_saved(flash_attention, Q, K, V)
     except Exception:
         yours = None
-    assert yours is not None and abs(ratio - yours) <= 0.01 * yours, (
-        f"saved_bytes_ratio is {ratio:.4g}; the tests measure {plain:,} bytes saved by plain attention (every tensor "
+    assert yours is not None and abs(value - yours) <= 0.01 * yours, (
+        f"saved_bytes_ratio is {value:.4g}; the tests measure {plain:,} bytes saved by plain attention (every tensor "
         f"the pack hook receives, numel() * element_size(), counted each time) and {expected:.4g} as the ratio to "
         "Q, K, V, O and L" + (f", or {yours:.4g} to what your flash_attention saves" if yours else "")
         + ". Measure at m = n = 2048, d = 64, float64, and divide plain attention's bytes by flash_attention's")
