@@ -65,6 +65,9 @@ import math
 import numpy as np
 import torch
 
+# The matrices of this notebook are small: one thread computes them fastest (more threads mostly wait for each other).
+torch.set_num_threads(1)
+
 
 def expect_shape(actual, shape, what):
     """Fail with a readable message unless `actual` has shape `shape`."""
