@@ -86,6 +86,9 @@ SAMPLED_MUTANTS: tuple[tuple[str, str, Path], ...] = tuple((a, g, MUTANTS / a / 
     ("05-transformer", "TinyGPT", "mask_hides_current"),
     # A class token without its position: the visible, hand-written and attention cells fail; training keeps its points.
     ("06-beyond-text", "ViT", "class_token_without_position"),
+    # L saved before the last block's update: the forward is right, the visible, gradient, causal, no-key and gradcheck
+    # cells fail (the saved-tensor check and the measured ratio keep their points).
+    ("07-backward-pass", "FlashAttention", "L_before_final_rescale"),
 ))
 
 _RUNNER = "tests.support.verdicts"
