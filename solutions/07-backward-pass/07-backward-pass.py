@@ -402,9 +402,9 @@ def merge_states(a, b):
     # Two empty states have m = -inf: shift by 0 so that exp(-inf - (-inf)) never appears.
     shift = np.where(np.isfinite(m), m, 0.0)
     w_a, w_b = l_a * np.exp(m_a - shift), l_b * np.exp(m_b - shift)
-    l = w_a + w_b
-    o = (w_a[..., None] * o_a + w_b[..., None] * o_b) / np.where(l > 0, l, 1.0)[..., None]
-    return m, l, o
+    ell = w_a + w_b
+    o = (w_a[..., None] * o_a + w_b[..., None] * o_b) / np.where(ell > 0, ell, 1.0)[..., None]
+    return m, ell, o
     ### END SOLUTION
 
 
@@ -456,10 +456,10 @@ def _check_merge_any_order(queries, n, blocks, seed):
         i, j = sorted(rng.choice(len(states), size=2, replace=False).tolist())
         b, a = states.pop(j), states.pop(i)
         states.append(merge_states(a, b) if rng.random() < 0.5 else merge_states(b, a))
-    m, l, o = states[0]
+    m, ell, o = states[0]
     what = f"the state of {queries} queries over {n} keys cut into {blocks} blocks at {edges}, merged in a random order"
     expect_close(m, scores.max(axis=1), f"m of {what} (the largest score)")
-    expect_close(l, np.exp(scores - scores.max(axis=1, keepdims=True)).sum(axis=1), f"l of {what}")
+    expect_close(ell, np.exp(scores - scores.max(axis=1, keepdims=True)).sum(axis=1), f"l of {what}")
     expect_close(o, torch.softmax(torch.tensor(scores), dim=1).numpy() @ values, f"o of {what} (full attention)")
 
 
@@ -476,9 +476,9 @@ def _check_merge_empty():
     for first, second, order in [(state, empty, "merge_states(state, empty)"), (empty, state, "merge_states(empty, state)")]:
         for got, expected, name in zip(merge_states(first, second), state, ["m", "l", "o"]):
             expect_close(got, expected, f"{name} of {order}: the empty state must change nothing")
-    m, l, o = merge_states(empty, empty)
+    m, ell, o = merge_states(empty, empty)
     assert np.all(np.asarray(m) == -np.inf), f"merging two empty states must give m = -inf, not {np.asarray(m).tolist()}"
-    expect_close(l, np.zeros(3), "l of two empty states merged")
+    expect_close(ell, np.zeros(3), "l of two empty states merged")
     expect_close(o, np.zeros((3, 2)), "o of two empty states merged (zero, never NaN: shift by 0 when both maxima are -inf)")
 
 
@@ -533,7 +533,7 @@ class FlashAttention(torch.autograd.Function):
         ### BEGIN SOLUTION
         m, n, d_v = Q.shape[-2], K.shape[-2], V.shape[-1]
         scale = 1.0 / math.sqrt(Q.shape[-1])
-        O = Q.new_zeros(*Q.shape[:-1], d_v)
+        output = Q.new_zeros(*Q.shape[:-1], d_v)
         L = Q.new_full(Q.shape[:-1], -math.inf)
         for i0 in range(0, m, block_size):
             i1 = min(i0 + block_size, m)
@@ -556,23 +556,23 @@ class FlashAttention(torch.autograd.Function):
                 acc = acc * rescale + weights @ V[..., j0:j1, :]
                 run_max = new_max
             some_key = run_sum > 0
-            O[..., i0:i1, :] = torch.where(some_key, acc / torch.where(some_key, run_sum, 1.0), 0.0)
+            output[..., i0:i1, :] = torch.where(some_key, acc / torch.where(some_key, run_sum, 1.0), 0.0)
             # L after the last block: mu + log(l); -inf (+ log 0 = -inf) for a query with no allowed key.
             L[..., i0:i1] = (run_max + torch.log(run_sum)).squeeze(-1)
-        ctx.save_for_backward(Q, K, V, O, L)
+        ctx.save_for_backward(Q, K, V, output, L)
         ctx.causal, ctx.block_size = causal, block_size
-        return O
+        return output
         ### END SOLUTION
 
     @staticmethod
     def backward(ctx, dO):
         """dO (B, H, m, d_v) -> (dQ, dK, dV, None, None), recomputing each block's weights from L."""
         ### BEGIN SOLUTION
-        Q, K, V, O, L = ctx.saved_tensors
+        Q, K, V, output, L = ctx.saved_tensors
         causal, block_size = ctx.causal, ctx.block_size
         m, n = Q.shape[-2], K.shape[-2]
         scale = 1.0 / math.sqrt(Q.shape[-1])
-        D = (dO * O).sum(dim=-1)  # (B, H, m): sum_j P_ij dP_ij, read from the output
+        D = (dO * output).sum(dim=-1)  # (B, H, m): sum_j P_ij dP_ij, read from the output
         L = torch.where(L == -math.inf, math.inf, L)  # exp(S - inf) = 0: a query with no allowed key gets no weight
         dQ, dK, dV = torch.zeros_like(Q), torch.zeros_like(K), torch.zeros_like(V)
         for i0 in range(0, m, block_size):
