@@ -37,7 +37,7 @@ class FlashAttention(torch.autograd.Function):
             top = s.amax(-1)
             base = torch.where(torch.isinf(top), torch.zeros_like(top), top)
             p = torch.exp(s - base[..., None])
-            l = p.sum(-1)
+            l = torch.sum(p, dim=-1)
             o = (p @ V[..., j0:j1, :]) / torch.where(l > 0, l, torch.ones_like(l))[..., None]
             states.append((top, l, o))
         while len(states) > 1:  # a balanced tree of merges
@@ -59,7 +59,7 @@ class FlashAttention(torch.autograd.Function):
             for j in _blocks(n, size):
                 p = _weights(Q, K, L, i, j, ctx.causal, m, n)
                 dp = dO[..., i[0]:i[1], :] @ V[..., j[0]:j[1], :].transpose(-2, -1)
-                D[..., i[0]:i[1]] += (p * dp).sum(-1)
+                D[..., i[0]:i[1]] += torch.einsum("...ij,...ij->...i", p, dp)
         dQ, dK, dV = torch.zeros_like(Q), torch.zeros_like(K), torch.zeros_like(V)
         for i in _blocks(m, size):
             for j in _blocks(n, size):
