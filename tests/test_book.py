@@ -1036,6 +1036,7 @@ def test_ch7_derivations_agree_with_autograd_to_float64_rounding(book):
                  "ch7_backprop_difference", "ch7_flash_difference", "ch7_merge_difference"):
         assert g[name] < 1e-12, f"{name} = {g[name]:.1e}: not float64 rounding"
     assert g["ch7_masked_query_gradient"] == 0, "the query with no allowed key gets a gradient"
+    assert g["ch7_masked_query_torch_output"] == 0, "PyTorch no longer gives the query with no key a zero output"
     assert g["ch7_vjp_n"] == 100_000 and round(g["ch7_vjp_jacobian_gb"]) == 80, "the prose's 80 GB Jacobian"
 
 
