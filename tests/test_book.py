@@ -1109,6 +1109,7 @@ def test_ch7_cpu_ratios_are_the_measured_ones_and_memory_stays_far_below_one_sco
     assert g["ch7_cpu_scores_mib"] == scores / 2**20
     assert max(flash[2:] + sdpa[2:]) < scores / 4, f"peaks {flash[2:]}, {sdpa[2:]}: not far below {scores} bytes"
     assert g["ch7_cpu_repeats"] == 3, "fig-cpu's caption says the best of 3 runs"
+    assert g["ch7_cpu_n"] == 2048 and g["ch7_cpu_block"] == 256, "fig-cpu's caption says n = 2048, blocks of 256"
 
 
 @pytest.mark.book
