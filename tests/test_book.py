@@ -1043,14 +1043,13 @@ def test_ch7_derivations_agree_with_autograd_to_float64_rounding(book):
 @pytest.mark.book
 @pytest.mark.slow
 def test_ch7_a_saturated_softmax_passes_almost_no_gradient_to_its_query(book):
-    """fig-saturation's alt text: the largest weight rises from near 1/8 to 1; the Jacobian peaks, then falls by
-    orders of magnitude."""
+    """fig-saturation's alt text: the largest weight rises from near 1/8 to 1; the Jacobian stays near its largest
+    value while the weights are spread, then falls by orders of magnitude."""
     g = glued(CH7)
     sharpness, sizes = g["ch7_sharpness"], g["ch7_jacobian_sizes"]
     assert sharpness[0] < 0.25 and sharpness[-1] > 0.999, f"largest weight from {sharpness[0]:.3f} to {sharpness[-1]}"
     assert all(b >= a - 1e-12 for a, b in zip(sharpness, sharpness[1:])), "the largest weight does not only rise"
-    peak = int(np.argmax(sizes))
-    assert 0 < peak < len(sizes) - 1, f"the Jacobian's norm peaks at an end of the range (index {peak})"
+    assert sizes[0] > 0.5 * max(sizes), f"with spread weights the norm is {sizes[0]:.2f}, far from {max(sizes):.2f}"
     assert sizes[-1] < 1e-2 * max(sizes), f"the norm falls only from {max(sizes):.2e} to {sizes[-1]:.2e}"
     assert g["ch7_saturated_jacobian"] == sizes[-1] and g["ch7_largest_jacobian"] == max(sizes)
 
