@@ -1085,6 +1085,8 @@ def test_ch7_causal_blocks_and_the_io_counts_are_what_the_prose_says(book):
     blocks = g["ch7_causal_blocks"]
     assert g["ch7_causal_skipped"] == pytest.approx(blocks * (blocks - 1) / 2 / blocks**2), "skipped blocks miscounted"
     assert blocks == 16, "fig-causal-blocks' caption and alt text say 16 x 16 blocks (n = 1024, blocks of 64)"
+    assert g["ch7_causal_product_ratio"] == 1 - g["ch7_causal_skipped"], (
+        f"the causal forward runs {g['ch7_causal_products']} products: not the share of the blocks it computes")
     io = g["ch7_io_counts"]
     flash, standard, memories = io["flash"], io["standard"], io["M"]
     N, d = io["N"], io["d"]
