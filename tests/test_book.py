@@ -1018,3 +1018,104 @@ def test_ch6_edges_are_worth_a_lot_and_the_gcn_beats_the_gat(book):
     assert len(gcn) == g["ch6_seeds"], f"{len(gcn)} graphs, but the prose says one per seed ({g['ch6_seeds']})"
     assert g["ch6_nodes_gat_below_gcn"] == int((gat < gcn).sum()) and (gat < gcn).sum() >= 2, (
         f"GCN {gcn}, GAT {gat}: the prose says the GCN does better")
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Chapter 7: the claims of the prose, the captions and the alt texts hold on the values the page measured.
+# ---------------------------------------------------------------------------------------------------------------
+CH7 = "07-backward-pass"
+CH7_METHODS = ("chapter 4's loop", "SDPA", "checkpointing", "FlashAttention")
+
+
+@pytest.mark.book
+@pytest.mark.slow
+def test_ch7_derivations_agree_with_autograd_to_float64_rounding(book):
+    """The Jacobian, its product, the covariance, backprop by hand, FlashAttention and the merges 'agree'."""
+    g = glued(CH7)
+    for name in ("ch7_jacobian_difference", "ch7_vjp_difference", "ch7_covariance_difference",
+                 "ch7_backprop_difference", "ch7_flash_difference", "ch7_merge_difference"):
+        assert g[name] < 1e-12, f"{name} = {g[name]:.1e}: not float64 rounding"
+    assert g["ch7_masked_query_gradient"] == 0, "the query with no allowed key gets a gradient"
+    assert g["ch7_masked_query_torch_output"] == 0, "PyTorch no longer gives the query with no key a zero output"
+    assert g["ch7_vjp_n"] == 100_000 and round(g["ch7_vjp_jacobian_gb"]) == 80, "the prose's 80 GB Jacobian"
+
+
+@pytest.mark.book
+@pytest.mark.slow
+def test_ch7_a_saturated_softmax_passes_almost_no_gradient_to_its_query(book):
+    """fig-saturation's alt text: the largest weight rises from near 1/8 to 1; the Jacobian stays near its largest
+    value while the weights are spread, then falls by orders of magnitude."""
+    g = glued(CH7)
+    sharpness, sizes = g["ch7_sharpness"], g["ch7_jacobian_sizes"]
+    assert sharpness[0] < 0.25 and sharpness[-1] > 0.999, f"largest weight from {sharpness[0]:.3f} to {sharpness[-1]}"
+    assert all(b >= a - 1e-12 for a, b in zip(sharpness, sharpness[1:])), "the largest weight does not only rise"
+    assert sizes[0] > 0.5 * max(sizes), f"with spread weights the norm is {sizes[0]:.2f}, far from {max(sizes):.2f}"
+    assert sizes[-1] < 1e-2 * max(sizes), f"the norm falls only from {max(sizes):.2e} to {sizes[-1]:.2e}"
+    assert g["ch7_saturated_jacobian"] == sizes[-1] and g["ch7_largest_jacobian"] == max(sizes)
+
+
+@pytest.mark.book
+@pytest.mark.slow
+def test_ch7_autograd_through_the_loop_saves_more_than_the_scores_and_the_others_save_linear_memory(book):
+    """fig-saved-bytes: chapter 4's loop above one n x n matrix and growing as n^2; SDPA, checkpointing and
+    FlashAttention proportional to n; FlashAttention and SDPA save exactly Q, K, V, O and one number per query,
+    checkpointing exactly Q, K, V."""
+    g = glued(CH7)
+    lengths, d = g["ch7_saved_lengths"], g["ch7_saved_d"]
+    saved = {name: [g["ch7_saved"][name][n] for n in lengths] for name in CH7_METHODS}
+    growth = lengths[-1] / lengths[0]
+    loop = saved["chapter 4's loop"]
+    assert all(size > n * n * 8 for size, n in zip(loop, lengths)), f"the loop saves {loop}: not above one n x n matrix"
+    assert loop[-1] / loop[0] > 0.7 * growth**2, f"the loop's bytes grow {loop[-1] / loop[0]:.1f}x over {growth}x n"
+    for name in ("SDPA", "checkpointing", "FlashAttention"):
+        assert saved[name][-1] / saved[name][0] == pytest.approx(growth, rel=0.05), f"{name}: {saved[name]}"
+        assert saved[name][-1] < loop[-1] / 5, f"{name} saves {saved[name][-1]} bytes, near the loop's {loop[-1]}"
+    assert saved["FlashAttention"] == saved["SDPA"] == [(4 * n * d + n) * 8 for n in lengths], (
+        "FlashAttention and SDPA no longer save exactly Q, K, V, O and one number per query")
+    assert saved["checkpointing"] == [3 * n * d * 8 for n in lengths], "checkpointing saves more than Q, K, V"
+    assert g["ch7_saved_longest"] == lengths[-1]
+    assert "FlashAttention" in g["ch7_sdpa_backward_name"], f"SDPA's backward is {g['ch7_sdpa_backward_name']}"
+    assert (1, 1, 256) in [tuple(shape) for shape in g["ch7_sdpa_saved_shapes"]], "SDPA saves no logsumexp"
+
+
+@pytest.mark.book
+@pytest.mark.slow
+def test_ch7_causal_blocks_and_the_io_counts_are_what_the_prose_says(book):
+    g = glued(CH7)
+    blocks = g["ch7_causal_blocks"]
+    assert g["ch7_causal_skipped"] == pytest.approx(blocks * (blocks - 1) / 2 / blocks**2), "skipped blocks miscounted"
+    assert blocks == 16, "fig-causal-blocks' caption and alt text say 16 x 16 blocks (n = 1024, blocks of 64)"
+    assert g["ch7_causal_product_ratio"] == 1 - g["ch7_causal_skipped"], (
+        f"the causal forward runs {g['ch7_causal_products']} products: not the share of the blocks it computes")
+    io = g["ch7_io_counts"]
+    flash, standard, memories = io["flash"], io["standard"], io["M"]
+    N, d = io["N"], io["d"]
+    assert standard == 4 * N * N + 4 * N * d, "Algorithm 0's count is not 4N^2 + 4Nd"
+    assert all(b < a for a, b in zip(flash, flash[1:])), "FlashAttention's traffic does not fall as M grows"
+    assert flash[0] > standard > flash[-1], "fig-io's alt text: FlashAttention crosses below standard attention"
+    # Theorem 2: Theta(N^2 d^2 / M) once the query blocks are full (M >= 4 d^2).
+    full = [count * M / (N * N * d * d) for count, M in zip(flash, memories) if M >= 4 * d * d]
+    assert len(full) >= 3 and max(full) < 1.3 * min(full), f"count x M / (N^2 d^2) is not about constant: {full}"
+    assert g["ch7_io_ratio"] == pytest.approx(g["ch7_io_standard_mib"] / g["ch7_io_flash_mib"]) and g["ch7_io_ratio"] > 1
+
+
+@pytest.mark.book
+@pytest.mark.slow
+def test_ch7_cpu_ratios_are_the_measured_ones_and_memory_stays_below_one_score_matrix(book):
+    g = glued(CH7)
+    flash, sdpa = g["ch7_cpu"]["FlashAttention"], g["ch7_cpu"]["SDPA"]
+    for index, key in enumerate(("forward_time", "backward_time", "forward_memory", "backward_memory")):
+        assert g[f"ch7_cpu_ratio_{key}"] == pytest.approx(flash[index] / sdpa[index]), key
+    scores = g["ch7_cpu_n"] ** 2 * 8
+    assert g["ch7_cpu_scores_mib"] == scores / 2**20
+    assert max(flash[2:] + sdpa[2:]) < scores / 2, f"peaks {flash[2:]}, {sdpa[2:]}: not below one {scores}-byte matrix"
+    assert g["ch7_cpu_repeats"] == 3, "fig-cpu's caption says the best of 3 runs"
+    assert g["ch7_cpu_n"] == 2048 and g["ch7_cpu_block"] == 256, "fig-cpu's caption says n = 2048, blocks of 256"
+
+
+@pytest.mark.book
+@pytest.mark.slow
+def test_ch7_page_runs_within_its_budget(book):
+    """The page runs in every book build: at most 60 s of CPU time on one core."""
+    seconds = glued(CH7)["ch7_page_cpu_seconds"]
+    assert seconds < 60, f"book/07-backward-pass.md took {seconds:.0f} s of CPU time"
