@@ -25,7 +25,7 @@ book: venv
 test: system-packages
 	@$(MAKE) --no-print-directory venv
 	$(VENV)/bin/ruff check .
-	$(PY) -m pytest -n auto --dist loadfile
+	$(PY) -m pytest -n $$(nproc) --dist loadfile
 
 system-packages:
 	@scripts/system-packages

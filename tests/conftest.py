@@ -154,7 +154,8 @@ def graded(tmp_path_factory):
 @pytest.fixture(scope="session")
 def graded_fresh(tmp_path_factory):
     """The few submissions whose tests read what the run itself did (:func:`tests.support.batches.write_fresh`),
-    graded from nothing in every session, with ``escaped`` and ``scratch_left_behind`` recorded."""
+    graded from nothing in every test run (once for all of its processes), with ``escaped`` and
+    ``scratch_left_behind`` recorded."""
     return testrun.once_per_run("fresh", lambda: batches.grade_fresh(tmp_path_factory.mktemp("fresh")))
 
 

@@ -285,3 +285,23 @@ def test_a_guard_that_does_not_start_costs_a_retry_not_the_students_points(tmp_p
     monkeypatch.setattr(GuardedExecute, "_start_guard", genuine)
     result = grade(tmp_path / "class", tmp_path / "out", [FIRST], progress=False, jobs=1)
     assert {r.status for r in result.rows} == {"passed"} and (result.graded, result.reused) == (1, 0)
+
+
+@pytest.mark.slow
+def test_a_guard_starting_past_the_notebooks_limit_starts_and_the_cells_time_out(monkeypatch):
+    # Past the notebook's limit (a rerun after a dead kernel, late in the notebook) the guard still starts: the cells
+    # are then marked as not run at the notebook's limit, the student's timeout, never a failure of the grader's.
+    from jupyter_client.manager import KernelManager
+
+    from autograde.run import execute
+
+    burn = (f"import time as _t\n_s = _t.process_time()\nwhile _t.process_time() - _s < {GUARD_START_CPU}:\n"
+            "    pass\n")
+    source = burn + execute._guard_source()
+    monkeypatch.setattr(execute, "_guard_source", lambda: source)
+    notebook = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("x = 6 * 7\nx")])
+    executor = execute.GuardedExecute(timeout=30, notebook_timeout=1, kernel_name="python3",
+                                      kernel_manager_class=KernelManager)
+    ran, _ = executor.preprocess(notebook, {"metadata": {"path": tempfile.gettempdir()}})
+    said = [o.get("evalue", "") for o in ran.cells[0].outputs if o.get("output_type") == "error"]
+    assert any("notebook's time limit (1 s)" in s for s in said), ran.cells[0].outputs

@@ -208,6 +208,10 @@ def test_a_cell_starved_of_cpu_keeps_its_verdict_and_a_sleeping_one_still_times_
     import subprocess
     import sys
 
+    from autograde.run.clock import run_queue_wait
+
+    if run_queue_wait(os.getpid()) is None:
+        pytest.skip("this kernel does not report a process's run-queue time (/proc/<pid>/schedstat)")
     burn = ("import time\n_s = time.process_time()\nwhile time.process_time() - _s < 0.5:\n    pass\n")
     variants = {"starved": {"add_one": burn + "def add_one(x):\n    return x + 1"},
                 "sleeps": {"add_one": "import time\ntime.sleep(3)\ndef add_one(x):\n    return x + 1"}}

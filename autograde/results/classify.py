@@ -264,8 +264,8 @@ def cell_results(student: str, assignment: str, executed: nbformat.NotebookNode,
 
 
 def graders_fault(log: str) -> bool:
-    """Whether ``nbgrader autograde``'s error and log say the grader itself failed, before any student code ran (its
-    result is not kept: the next run grades the notebook again)."""
+    """Whether ``nbgrader autograde``'s error and log say the grader itself failed: its guard did not start in a
+    kernel (the result is not kept: the next run grades the notebook again)."""
     return GUARD_NOT_STARTED in log
 
 
@@ -273,7 +273,7 @@ def autograde_failure(log: str) -> tuple[Status, str]:
     """(status, message) for a notebook ``nbgrader autograde`` could not grade, from the error and log it returned."""
     if graders_fault(log):  # (its log also says a reply timed out: the guard's, not a cell's)
         return Status.ERROR, ("the grader could not start its checks in this notebook's kernel (a very busy machine?); "
-                              "no code of yours ran: grade it again")
+                              "this is not a mark of your work: grade it again")
     if "CellTimeoutError" in log or "Timeout" in log:
         return Status.TIMEOUT, "the notebook did not finish within the time limit"
     if "Kernel died" in log or "DeadKernelError" in log:

@@ -73,8 +73,8 @@ def events(cell) -> dict[Event, dict]:
     return {Event(k): (v if isinstance(v, dict) else {}) for k, v in found.items() if k in Event._value2member_map_}
 
 
-# What the execute step raises when the grader's guard could not start in a kernel (the grader's failure, before any
-# student code ran).
+# What the execute step raises when the grader's guard could not start in a kernel (the grader's failure: the guard
+# starts before any cell runs in that kernel).
 GUARD_NOT_STARTED = "the grader's guard failed to start"
 
 
@@ -334,7 +334,9 @@ class GuardedExecute(Execute):
         else:
             limit = Execute._get_timeout(self, cell)  # the per-cell limit, not what is left of the notebook's
         deadlines = [time.monotonic() + self.timeout_wall_factor * limit] if limit and self.timeout_wall_factor else []
-        if getattr(self, "_deadline", None) is not None:
+        # (Not the notebook's deadline while the guard starts: past it, the guard starts and the cells are marked as
+        # not run at the notebook's limit, a timeout of the student's, not a failure of the grader's.)
+        if getattr(self, "_deadline", None) is not None and not getattr(self, "_starting_guard", False):
             deadlines.append(self._deadline)
         pid = self.km.kernel_pid() if self.km is not None and hasattr(self.km, "kernel_pid") else None
         return CellClock(limit, min(deadlines, default=None), (lambda: run_queue_wait(pid)) if pid else (lambda: None))

@@ -52,8 +52,12 @@ def once_per_run(name: str, make: Callable[[], T]) -> T:
     with open(folder / f"{name}.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         kept = folder / f"{name}.pickle"
-        if kept.exists():
+        try:
             return pickle.loads(kept.read_bytes())
+        except (OSError, pickle.UnpicklingError, EOFError):  # (not made yet)
+            pass
         value = make()
-        kept.write_bytes(pickle.dumps(value))
+        partial = kept.with_suffix(f".{os.getpid()}.part")
+        partial.write_bytes(pickle.dumps(value))
+        os.replace(partial, kept)  # (whole or not at all: a process killed while writing leaves nothing half-made)
         return value

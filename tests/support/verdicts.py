@@ -317,7 +317,9 @@ class _Notebook:
         signal.signal(signal.SIGALRM, self._interrupt)
 
     def _interrupt(self, signum, frame):
-        if self.clock is not None and not self.clock.expired():
+        if self.clock is None:  # (the cell has ended: an alarm that was pending as it was disarmed)
+            return
+        if not self.clock.expired():
             # Time spent waiting for a CPU is not charged, as the grader's CellClock does not charge it: a busy machine
             # does not time a cell out here either.
             signal.setitimer(signal.ITIMER_REAL, self.clock.next_check())
@@ -363,8 +365,8 @@ class _Notebook:
         except KeyboardInterrupt:  # the alarm rang outside the cell's own code (in IPython's machinery)
             result = None
         finally:
+            self.clock = None  # (first: a pending alarm then finds no cell to time)
             signal.setitimer(signal.ITIMER_REAL, 0)
-            self.clock = None
         error = None if result is None else result.error_before_exec or result.error_in_exec
         if self.rang:
             events["timed_out"] = {}
