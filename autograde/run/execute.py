@@ -238,7 +238,10 @@ class GuardedExecute(Execute):
                 self._start_guard()
             except BaseException:
                 # nbclient cleans a kernel up only once this returned: its process, scratch folder and cgroup go now.
-                self._cleanup_kernel()
+                try:
+                    self._cleanup_kernel()
+                except Exception:  # (the guard's failure is what the caller must see)
+                    self.log.exception("could not clean up the kernel whose guard did not start")
                 raise
         return kc
 
