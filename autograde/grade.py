@@ -195,7 +195,8 @@ def grade(submissions: Path, out: Path, assignments: list[str] | None = None, pr
     status saying why and no points; it never stops the others.
     """
     started = time.perf_counter()
-    submissions, out = Path(submissions), Path(out)
+    # Absolute: the workers run nbgrader in folders of their own, where a relative path would name nothing.
+    submissions, out = Path(submissions).absolute(), Path(out).absolute()
     # Only what the instructor typed goes over nbgrader_config.py's settings, for the very class that uses it.
     overrides = {section: dict(values) for section, values in (overrides or {}).items()}
     if timeout is not None:

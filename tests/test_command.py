@@ -1,9 +1,13 @@
 """The grading command's settings, without grading a notebook in a kernel (issue 19): how many submissions are
-graded at once, and which setting is in force when the config file and the command line both set one."""
+graded at once, and which setting is in force when the config file and the command line both set one; and one
+grading run with paths typed relative to the folder it runs in."""
 import os
+
+import pytest
 
 import autograde.grade as grading
 from autograde.course import assignment_ids
+from tests.support.scenarios import kept
 
 FIRST = assignment_ids()[0]
 
@@ -106,3 +110,30 @@ def test_a_setting_typed_for_any_class_is_in_the_cache_key():
     typed = settings_in_force({"Collect": {"max_notebook_mib": 7}, "GuardedExecute": {"max_output_chars": 1234}})
     assert typed["Collect.max_notebook_mib"] == 7 and typed["GuardedExecute.max_output_chars"] == 1234
     assert plain["GuardedExecute.max_output_chars"] != 1234
+
+
+def _grade_with_relative_paths(base) -> dict:
+    """The reference of chapter 1 graded as the README types it: from the folder holding the export, with the
+    submissions and ``--out grades`` given relative to it; grades.csv's row and what the command printed."""
+    import subprocess
+    import sys
+
+    from autograde.course import REPO
+    from tests.support.commands import read_rows
+    from tests.support.synthetic import completed_notebook, write_submission
+
+    write_submission(completed_notebook(FIRST), base / "class", "reference", FIRST)
+    proc = subprocess.run([sys.executable, "-m", "autograde", "grade", "class", "--out", "grades", "--jobs", "1",
+                           "--quiet"], cwd=base, capture_output=True, text=True, timeout=600,
+                          env={**os.environ, "PYTHONPATH": str(REPO)})
+    assert proc.returncode == 0, proc.stderr
+    return {"grades": read_rows(base / "grades" / "grades.csv"), "stdout": proc.stdout}
+
+
+@pytest.mark.slow
+@pytest.mark.sandbox
+def test_relative_paths_grade_as_the_readme_types_them():
+    run = kept("relative-paths", __file__, _grade_with_relative_paths)
+    [row] = run["grades"]
+    assert float(row["score"]) == float(row["max_score"]) > 0, \
+        f"the reference lost points when --out was a relative path: {row}; the command said: {run['stdout']}"
