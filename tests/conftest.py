@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from autograde.course import EXERCISES, REPO, SOLUTIONS, assignment_ids
-from tests.support import batches, testrun
+from tests.support import batches, scenarios, testrun
 from tests.support.commands import repo_copy
 from tests.support.submissions import digest
 from tests.support.verdicts import SAMPLED_MUTANTS, chapter_verdicts
@@ -81,6 +81,23 @@ class BookBuild:
 
 def pytest_configure(config):
     config.pluginmanager.register(BookBuild(owner=testrun.start_run()), "book-build")
+
+
+def pytest_runtest_setup(item):
+    scenarios.USED.clear()  # (what this test uses of the kept scenarios, from here on)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item, call):
+    """A kept scenario one of whose tests failed is dropped, so that the next run runs it again: a failure, perhaps
+    of a loaded moment, is never kept (:mod:`tests.support.scenarios`)."""
+    report = yield
+    if report.failed:
+        used = set(scenarios.USED) | {getattr(value, "kept_as", None) for value in getattr(item, "funcargs", {}).values()
+                                      if isinstance(getattr(value, "kept_as", None), str)}
+        for name in used:
+            scenarios.drop(name)
+    return report
 
 
 @pytest.fixture(scope="session")
@@ -152,11 +169,11 @@ def graded(tmp_path_factory):
 
 
 @pytest.fixture(scope="session")
-def graded_fresh(tmp_path_factory):
+def graded_fresh():
     """The few submissions whose tests read what the run itself did (:func:`tests.support.batches.write_fresh`),
-    graded from nothing in every test run (once for all of its processes), with ``escaped`` and
-    ``scratch_left_behind`` recorded."""
-    return testrun.once_per_run("fresh", lambda: batches.grade_fresh(tmp_path_factory.mktemp("fresh")))
+    graded from nothing (once for all of a run's processes), with ``escaped`` and ``scratch_left_behind``
+    recorded; a kept scenario (:mod:`tests.support.scenarios`): a rerun with nothing changed reads what was seen."""
+    return testrun.once_per_run("fresh", lambda: scenarios.kept("fresh-batch", batches.__file__, batches.grade_fresh))
 
 
 @pytest.fixture(scope="session")

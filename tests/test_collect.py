@@ -4,12 +4,14 @@ import os
 import subprocess
 import sys
 import zipfile
+from pathlib import Path
 
 import nbformat
 import pytest
 
 from autograde.course import REPO, assignment_ids
 from autograde.intake.collect import clean_stem, collect, match_assignment
+from tests.support.scenarios import kept
 from tests.support.synthetic import completed_notebook
 
 ASSIGNMENTS = assignment_ids()
@@ -95,24 +97,30 @@ def test_bad_roster_is_a_clear_error(tmp_path):
 
 @pytest.mark.slow
 @pytest.mark.sandbox
-def test_grading_an_lms_zip_end_to_end(tmp_path):
-    archive = tmp_path / "export.zip"
+def test_grading_an_lms_zip_end_to_end():
+    run = kept("lms-zip", __file__, _grade_an_lms_zip)
+    grades = {r["student_id"]: r for r in run["grades"]}
+    assert float(grades["alice"]["score"]) == float(grades["alice"]["max_score"]) > 0
+    assert float(grades["bob"]["score"]) == 0
+    assert [r["path"] for r in run["unmatched"]] == ["bob_readme.txt"]
+    assert "1 file(s) not graded" in run["stdout"]
+
+
+def _grade_an_lms_zip(base: Path) -> dict:
+    """A zip with one notebook under a Colab-style name and one stray file, graded with a roster of two: what
+    grades.csv and unmatched.csv say, and what the command printed."""
+    archive = base / "export.zip"
     with zipfile.ZipFile(archive, "w") as z:
         z.writestr(f"alice_77_Copy of {FIRST} (1).ipynb", nbformat.writes(completed_notebook(FIRST)))
         z.writestr("bob_readme.txt", "hello")
-    roster = touch(tmp_path / "roster.csv", "student_id\nalice\nbob\n")
-    out = tmp_path / "grades"
+    roster = touch(base / "roster.csv", "student_id\nalice\nbob\n")
+    out = base / "grades"
     proc = subprocess.run([sys.executable, "-m", "autograde", "grade", str(archive), "--out", str(out),
                            "--roster", str(roster), "--assignment", FIRST, "--quiet"],
                           cwd=REPO, capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
-    with open(out / "grades.csv", newline="") as f:
-        grades = {r["student_id"]: r for r in csv.DictReader(f)}
-    assert float(grades["alice"]["score"]) == float(grades["alice"]["max_score"]) > 0
-    assert float(grades["bob"]["score"]) == 0
-    with open(out / "unmatched.csv", newline="") as f:
-        assert [r["path"] for r in csv.DictReader(f)] == ["bob_readme.txt"]
-    assert "1 file(s) not graded" in proc.stdout
+    with open(out / "grades.csv", newline="") as f, open(out / "unmatched.csv", newline="") as g:
+        return {"grades": list(csv.DictReader(f)), "unmatched": list(csv.DictReader(g)), "stdout": proc.stdout}
 
 
 # Issue 19: instructor data is never lost or changed by surprise ----------------------------------------------

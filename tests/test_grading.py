@@ -6,6 +6,7 @@ import socket
 import subprocess
 import sys
 from collections import Counter
+from pathlib import Path
 
 import nbformat
 import pytest
@@ -16,6 +17,7 @@ from autograde.pages.outline import outline
 from tests.support.commands import run_main
 from tests.support.leaks import secret_lines
 from tests.support.pages import blocks, table_with
+from tests.support.scenarios import kept
 from tests.support.submissions import stealing_cell
 from tests.support.synthetic import completed_notebook, write_submission
 
@@ -75,25 +77,29 @@ def test_unknown_assignment_is_a_clear_error(tmp_path):
 
 @pytest.mark.slow
 @pytest.mark.sandbox
-def test_parallel_grading_equals_sequential(graded_fresh, tmp_path):
+def test_parallel_grading_equals_sequential(graded_fresh):
     graded = graded_fresh
     # The batch fixture graded with two worker processes (--jobs 2, whatever the cores); regrade a few of its
     # submissions one at a time. Each worker has its own course folder: both must have graded notebooks, or the
     # batch was not parallel and this compares sequential with sequential.
     busy = [w for w in (graded["out"] / "nbgrader").glob("worker-*") if any(w.glob(f"autograded/*/{FIRST}"))]
     assert len(busy) >= 2, f"the batch was graded by {len(busy)} worker(s), not in parallel"
-    picked = ["reference", "untouched", "wrong-softmax"]
-    subset = tmp_path / "subset"
-    for student in picked:
-        shutil.copytree(graded["submissions"] / student / FIRST, subset / student / FIRST)
-    proc = subprocess.run([sys.executable, "-m", "autograde", "grade", str(subset), "--out", str(tmp_path / "out"),
-                           "--assignment", FIRST, "--jobs", "1", "--quiet"], cwd=REPO, capture_output=True, text=True)
-    assert proc.returncode == 0, proc.stderr
-    with open(tmp_path / "out" / "scores.csv", newline="") as f:
-        sequential = list(csv.DictReader(f))
+    sequential = kept("sequential-regrade", __file__, lambda folder: _regrade_one_at_a_time(folder, graded))["rows"]
     assert sequential, "the sequential run wrote no rows"
     for row in sequential:
         assert row == graded["scores"][(row["student_id"], row["assignment"], row["grade_id"])]
+
+
+def _regrade_one_at_a_time(base: Path, graded) -> dict:
+    """A few of the batch `graded`'s submissions graded again with one worker: their scores.csv rows."""
+    subset = base / "subset"
+    for student in ["reference", "untouched", "wrong-softmax"]:
+        shutil.copytree(graded["submissions"] / student / FIRST, subset / student / FIRST)
+    proc = subprocess.run([sys.executable, "-m", "autograde", "grade", str(subset), "--out", str(base / "out"),
+                           "--assignment", FIRST, "--jobs", "1", "--quiet"], cwd=REPO, capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    with open(base / "out" / "scores.csv", newline="") as f:
+        return {"rows": list(csv.DictReader(f))}
 
 
 def rows_of(graded, student):
@@ -240,8 +246,20 @@ def test_instructor_report_counts_missing_notebooks_apart(graded):
 
 @pytest.mark.slow
 @pytest.mark.sandbox
-def test_rerun_reuses_results_and_a_late_submission_is_graded_alone(graded, tmp_path):
-    subset, out = tmp_path / "class", tmp_path / "out"
+def test_rerun_reuses_results_and_a_late_submission_is_graded_alone(graded):
+    runs = kept("rerun-and-a-late-one", __file__, lambda folder: _grade_three_times(folder, graded))["runs"]
+    (first_stdout, first_scores), (again_stdout, again_scores), (late_stdout, late_scores) = runs
+    assert "1 graded now, 0 unchanged" in first_stdout
+    assert "0 graded now, 1 unchanged" in again_stdout and again_scores == first_scores
+    assert "1 graded now, 1 unchanged" in late_stdout
+    assert late_scores.startswith(first_scores.rstrip("\n").split("\n")[0])
+    assert sum(1 for line in late_scores.splitlines() if line.startswith("late,")) == len(graded_cell_ids(FIRST))
+
+
+def _grade_three_times(base: Path, graded) -> dict:
+    """The batch `graded`'s reference graded, graded again, then again with a late submission beside it: each
+    run's output and scores.csv."""
+    subset, out = base / "class", base / "out"
     shutil.copytree(graded["submissions"] / "reference" / FIRST, subset / "reference" / FIRST)
 
     def run():
@@ -250,65 +268,69 @@ def test_rerun_reuses_results_and_a_late_submission_is_graded_alone(graded, tmp_
         assert proc.returncode == 0, proc.stderr
         return proc.stdout, (out / "scores.csv").read_text()
 
-    first_stdout, first_scores = run()
-    assert "1 graded now, 0 unchanged" in first_stdout
-    again_stdout, again_scores = run()
-    assert "0 graded now, 1 unchanged" in again_stdout and again_scores == first_scores
+    runs = [run(), run()]
     shutil.copytree(graded["submissions"] / "untouched" / FIRST, subset / "late" / FIRST)
-    late_stdout, late_scores = run()
-    assert "1 graded now, 1 unchanged" in late_stdout
-    assert late_scores.startswith(first_scores.rstrip("\n").split("\n")[0])
-    assert sum(1 for line in late_scores.splitlines() if line.startswith("late,")) == len(graded_cell_ids(FIRST))
+    return {"runs": [*runs, run()]}
+
+
+def _grade_on_dask(base: Path, graded) -> dict:
+    """A few of the batch `graded`'s submissions and a stealing one, graded by one local Dask cluster of two worker
+    processes, with the sandbox and then without (--no-sandbox): by run, the rows, whether the stealing submission
+    wrote its marker, and the local worker folders (there must be none)."""
+    from distributed import LocalCluster
+
+    with pytest.MonkeyPatch.context() as env:  # (the workers' temporary folder, where they make their courses)
+        (base / "dask-workers").mkdir()
+        env.setenv("TMPDIR", str(base / "dask-workers"))
+        cluster = LocalCluster(n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1",
+                               dashboard_address=None)
+    found = {}
+    with cluster:
+        for sandboxed in (True, False):
+            run = base / ("sandbox" if sandboxed else "no-sandbox")
+            subset, out, marker = run / "class", run / "out", run / "written-by-a-submission"
+            for student in ["reference", "untouched", "wrong-softmax"]:
+                shutil.copytree(graded["submissions"] / student / FIRST, subset / student / FIRST)
+            # The stealing submission tells whether the sandbox was on: without it, it writes its marker and reads
+            # the solution (so its softmax tests pass); in it, neither.
+            with socket.create_server(("127.0.0.1", 0)) as listener:
+                cell = stealing_cell(SOLUTIONS / FIRST / f"{FIRST}.py", [marker], listener.getsockname()[1])
+                write_submission(completed_notebook(FIRST, {"softmax": cell}), subset, "steals", FIRST)
+                proc = subprocess.run([sys.executable, "-m", "autograde", "grade", str(subset), "--out", str(out),
+                                       "--assignment", FIRST, "--scheduler", cluster.scheduler_address, "--quiet",
+                                       *([] if sandboxed else ["--no-sandbox"])],
+                                      cwd=REPO, capture_output=True, text=True, timeout=600)
+            assert proc.returncode == 0, proc.stderr
+            with open(out / "scores.csv", newline="") as f:
+                found[run.name] = {"rows": list(csv.DictReader(f)), "marker": marker.exists(),
+                                   "local_workers": [str(w) for w in (out / "nbgrader").glob("worker-*")]}
+    return found
 
 
 @pytest.fixture(scope="module")
-def dask_cluster(tmp_path_factory):
-    """A local Dask cluster of two worker processes, kept for every run in this module (as a real one would be).
-
-    Its workers' temporary folder, where they make their courses, is one of pytest's.
-    """
-    from distributed import LocalCluster
-
-    with pytest.MonkeyPatch.context() as env:
-        env.setenv("TMPDIR", str(tmp_path_factory.mktemp("dask-workers")))
-        cluster = LocalCluster(n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1",
-                               dashboard_address=None)
-    with cluster:
-        yield cluster
+def on_dask(graded):
+    """:func:`_grade_on_dask`'s runs (a kept scenario: :mod:`tests.support.scenarios`)."""
+    return kept("dask", __file__, lambda folder: _grade_on_dask(folder, graded))
 
 
 @pytest.mark.slow
 @pytest.mark.sandbox
 @pytest.mark.parametrize("sandboxed", [True, False], ids=["sandbox", "no-sandbox"])
-def test_grading_on_a_dask_cluster_equals_local_grading(graded, dask_cluster, tmp_path, sandboxed):
+def test_grading_on_a_dask_cluster_equals_local_grading(graded, on_dask, sandboxed):
     # The same workers grade with the sandbox, then without (--no-sandbox): each run's options must reach them.
-    subset, out, marker = tmp_path / "class", tmp_path / "out", tmp_path / "written-by-a-submission"
-    picked = ["reference", "untouched", "wrong-softmax"]
-    for student in picked:
-        shutil.copytree(graded["submissions"] / student / FIRST, subset / student / FIRST)
-    # The stealing submission tells whether the sandbox was on: without it, it writes its marker and reads the
-    # solution (so its softmax tests pass); in it, neither.
-    with socket.create_server(("127.0.0.1", 0)) as listener:
-        cell = stealing_cell(SOLUTIONS / FIRST / f"{FIRST}.py", [marker], listener.getsockname()[1])
-        write_submission(completed_notebook(FIRST, {"softmax": cell}), subset, "steals", FIRST)
-        proc = subprocess.run([sys.executable, "-m", "autograde", "grade", str(subset), "--out", str(out),
-                               "--assignment", FIRST, "--scheduler", dask_cluster.scheduler_address, "--quiet",
-                               *([] if sandboxed else ["--no-sandbox"])],
-                              cwd=REPO, capture_output=True, text=True, timeout=600)
-    assert proc.returncode == 0, proc.stderr
-    assert not list((out / "nbgrader").glob("worker-*")), "graded locally, not on the Dask workers"
-    with open(out / "scores.csv", newline="") as f:
-        rows = list(csv.DictReader(f))
-    assert len(rows) == (len(picked) + 1) * len(graded_cell_ids(FIRST))
+    run = on_dask["sandbox" if sandboxed else "no-sandbox"]
+    assert not run["local_workers"], "graded locally, not on the Dask workers"
+    rows = run["rows"]
+    assert len(rows) == 4 * len(graded_cell_ids(FIRST))
     for row in rows:
         if row["student_id"] != "steals":
             assert row == graded["scores"][(row["student_id"], row["assignment"], row["grade_id"])]
     stole = {r["status"] for r in rows if r["student_id"] == "steals" and r["grade_id"] in cells_checking(
         "softmax", graded_cell_ids(FIRST))}
     if sandboxed:
-        assert stole == {"error"} and not marker.exists(), "a submission got out of the sandbox on a Dask worker"
+        assert stole == {"error"} and not run["marker"], "a submission got out of the sandbox on a Dask worker"
     else:
-        assert stole == {"passed"} and marker.exists(), "--no-sandbox did not reach the Dask workers"
+        assert stole == {"passed"} and run["marker"], "--no-sandbox did not reach the Dask workers"
 
 
 @pytest.mark.slow

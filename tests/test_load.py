@@ -25,6 +25,7 @@ from autograde.reference import solution_code
 from autograde.run.execute import CellClock, run_queue_wait
 from autograde.run.sandbox import memory_cgroup_parent
 from tests.support.commands import read_rows
+from tests.support.scenarios import kept
 from tests.support.scratch import ScratchWatch, scratch_left, worker_pid
 from tests.support.synthetic import completed_notebook, write_submission
 
@@ -58,13 +59,17 @@ def wall_seconds(notebook: Path, grade_id: str) -> float:
 
 
 @pytest.fixture(scope="module")
-def starved(tmp_path_factory):
+def starved():
     """Chapter 1 graded with a LIMIT-second cell limit on one core shared with COMPETITORS busy loops.
 
     Student ``slow-but-correct`` burns BURN s of CPU in its softmax answer;
     ``sleeper`` sleeps SLEEP s in it. The busy loops are ended whatever happens.
+    (A kept scenario: :mod:`tests.support.scenarios`.)
     """
-    base = tmp_path_factory.mktemp("starved")
+    return kept("starved-core", __file__, _grade_starved)
+
+
+def _grade_starved(base: Path) -> dict:
     write_submission(completed_notebook(FIRST, {"softmax": burning("softmax", BURN)}), base / "class",
                      "slow-but-correct", FIRST)
     write_submission(completed_notebook(FIRST, {"softmax": f"import time\ntime.sleep({SLEEP})\n" + reference("softmax")}),
@@ -185,9 +190,13 @@ def test_the_run_queue_of_a_process_can_be_read():
 # Each grading run's scratch folders where it is told -------------------------------------------------------------
 
 @pytest.fixture(scope="module")
-def own_scratch(tmp_path_factory):
-    """Two chapter-1 notebooks graded by two workers with ``--scratch``, the scratch folders watched meanwhile."""
-    base = tmp_path_factory.mktemp("own-scratch")
+def own_scratch():
+    """Two chapter-1 notebooks graded by two workers with ``--scratch``, the scratch folders watched meanwhile (a
+    kept scenario: :mod:`tests.support.scenarios`)."""
+    return kept("own-scratch", __file__, _grade_with_own_scratch)
+
+
+def _grade_with_own_scratch(base: Path) -> dict:
     for student in ("one", "two"):
         write_submission(completed_notebook(FIRST), base / "class", student, FIRST)
     scratch, shared = base / "scratch", Path(tempfile.gettempdir())
@@ -196,7 +205,8 @@ def own_scratch(tmp_path_factory):
                                str(base / "out"), "--quiet", "--jobs", "2", "--scratch", str(scratch)],
                               cwd=REPO, capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stderr
-    return {"scratch": scratch, "shared": shared, "seen": watch.seen, "out": base / "out"}
+    return {"scratch": scratch, "shared": shared, "seen": watch.seen, "out": base / "out",
+            "left": scratch_left(scratch)}
 
 
 @pytest.mark.slow
@@ -207,7 +217,7 @@ def test_kernels_scratch_folders_go_where_the_run_says_and_are_removed(own_scrat
     workers = {worker_pid(name) for name in seen[scratch]}
     strays = sorted(n for n in seen[own_scratch["shared"]] if worker_pid(n) in workers)
     assert not strays, f"this run's workers {workers} still made scratch folders in the shared temp folder: {strays}"
-    assert scratch_left(scratch) == [], f"kernel scratch folders left behind: {scratch_left(scratch)}"
+    assert own_scratch["left"] == [], f"kernel scratch folders left behind: {own_scratch['left']}"
     assert {r["status"] for r in read_rows(own_scratch["out"] / "scores.csv")} == {"passed"}
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -20,6 +21,7 @@ from autograde.course import REPO, assignment_ids, cells_checking, graded_cell_i
 from autograde.reference import solution_code
 from autograde.run import sandbox
 from tests.support.commands import grade_command, read_rows, repo_copy
+from tests.support.scenarios import kept
 from tests.support.scratch import ScratchWatch
 from tests.support.synthetic import completed_notebook, write_submission
 
@@ -182,9 +184,13 @@ FORKS_TO_FILL_MEMORY = (
 
 
 @pytest.fixture(scope="module")
-def limited(tmp_path_factory):
-    """A notebook that runs past the notebook limit, one whose children fill memory, and the reference."""
-    base = tmp_path_factory.mktemp("limited")
+def limited():
+    """A notebook that runs past the notebook limit, one whose children fill memory, and the reference (a kept
+    scenario: :mod:`tests.support.scenarios`)."""
+    return kept("notebook-limit-and-memory", __file__, _grade_limited)
+
+
+def _grade_limited(base: Path) -> dict:
     copy = repo_copy(base / "repo")
     config = copy / "autograde" / "nbgrader_config.py"
     text = config.read_text()
@@ -204,6 +210,7 @@ def limited(tmp_path_factory):
         proc = grade_command(base / "class", base / "out", "--timeout", str(CELL_TIMEOUT), "--jobs", "1",
                              "--scratch", str(scratch), cwd=copy)
     assert proc.returncode == 0, proc.stderr
+    shutil.rmtree(copy)  # (a whole repository: not kept)
     scores = {(r["student_id"], r["grade_id"]): r for r in read_rows(base / "out" / "scores.csv")}
     parent, _ = sandbox._own_memory_cgroup()
     left = sorted(str(Path(parent, name)) for name in watch.seen[scratch] if Path(parent, name).exists()) \

@@ -29,6 +29,7 @@ from autograde.grade import grade, settings_in_force
 from autograde.results import cache
 from autograde.results.cache import PACKAGE
 from tests.support.commands import grade_command, grades_by_student, read_rows, repo_copy
+from tests.support.scenarios import kept
 from tests.support.synthetic import completed_notebook, write_submission
 
 FIRST = assignment_ids()[0]
@@ -85,9 +86,13 @@ def sleepers(mark: str) -> list[int]:
 
 
 @pytest.fixture(scope="module")
-def limits(tmp_path_factory):
-    """The misbehaving submissions and the reference, graded at once with --disk and two workers."""
-    base = tmp_path_factory.mktemp("limits")
+def limits():
+    """The misbehaving submissions and the reference, graded at once with --disk and two workers (a kept scenario:
+    :mod:`tests.support.scenarios`)."""
+    return kept("trust-limits", __file__, _grade_limits)
+
+
+def _grade_limits(base: Path) -> dict:
     write_submission(completed_notebook(FIRST), base / "class", "reference", FIRST)
     for student, (grade_id, code) in MISBEHAVING.items():
         write_submission(completed_notebook(FIRST, {grade_id: code}), base / "class", student, FIRST)
@@ -225,18 +230,17 @@ SLOW_SOFTMAX = ("import time\ntime.sleep(6)  # time to be found and killed\n\nde
                 "    return np.divide(e, total, out=np.zeros_like(e), where=total > 0)\n")
 
 
-@pytest.mark.slow
-@pytest.mark.sandbox
-def test_a_killed_worker_costs_one_retry_then_a_report_and_the_rest_is_graded(tmp_path):
-    # The test kills the worker grading "victim" once, and the worker grading "doomed" each time it grades it.
+def _lose_workers(base: Path) -> dict:
+    """Grade two slow submissions and two bystanders in two workers, killing the worker grading "victim" once and
+    the one grading "doomed" each time it grades it; what the run printed, and what it left behind."""
     import json
 
     for student in ("victim", "doomed"):
-        write_submission(completed_notebook(FIRST, {"softmax": SLOW_SOFTMAX}), tmp_path / "class", student, FIRST)
+        write_submission(completed_notebook(FIRST, {"softmax": SLOW_SOFTMAX}), base / "class", student, FIRST)
     for student in ("bystander-1", "bystander-2"):
-        write_submission(completed_notebook(FIRST), tmp_path / "class", student, FIRST)
-    out = tmp_path / "out"
-    proc = subprocess.Popen([sys.executable, "-m", "autograde", "grade", str(tmp_path / "class"), "--out", str(out),
+        write_submission(completed_notebook(FIRST), base / "class", student, FIRST)
+    out = base / "out"
+    proc = subprocess.Popen([sys.executable, "-m", "autograde", "grade", str(base / "class"), "--out", str(out),
                              "--quiet", "--jobs", "2"], cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             text=True)
     kills = {"victim": 1, "doomed": 2}
@@ -259,6 +263,25 @@ def test_a_killed_worker_costs_one_retry_then_a_report_and_the_rest_is_graded(tm
         time.sleep(0.1)
     stdout, stderr = proc.communicate(timeout=60)
     assert proc.returncode == 0, stderr
+    workers = [int(folder.name.split("-")[-1]) for folder in (out / "nbgrader").glob("worker-*")]
+    from autograde.run.sandbox import _own_memory_cgroup
+
+    parent, _ = _own_memory_cgroup()  # (the kernels' memory cgroups, where they can be made, lie below it)
+    return {"out": out, "stderr": stderr, "killed": killed, "workers": workers,
+            "folders_left": [str(f) for pid in workers for f in Path(tempfile.gettempdir()).glob(f"ag-{pid}-*")],
+            "cgroups_left": [str(f) for pid in workers for f in Path(parent).glob(f"ag-{pid}-*")] if parent else []}
+
+
+@pytest.fixture(scope="module")
+def lost_workers():
+    """:func:`_lose_workers`'s run (a kept scenario: :mod:`tests.support.scenarios`)."""
+    return kept("lost-workers", __file__, _lose_workers)
+
+
+@pytest.mark.slow
+@pytest.mark.sandbox
+def test_a_killed_worker_costs_one_retry_then_a_report_and_the_rest_is_graded(lost_workers):
+    killed, out = lost_workers["killed"], lost_workers["out"]
     assert [len(killed["victim"]), len(killed["doomed"])] == [1, 2]
     grades = grades_by_student(out)
     for student in ("victim", "bystander-1", "bystander-2"):
@@ -266,17 +289,10 @@ def test_a_killed_worker_costs_one_retry_then_a_report_and_the_rest_is_graded(tm
     doomed = [r for r in read_rows(out / "scores.csv") if r["student_id"] == "doomed"]
     assert {r["status"] for r in doomed} == {"error"}
     assert all("lost twice" in r["message"] for r in doomed)
-    assert "grading it again in a fresh one" in stderr
-    workers = [int(folder.name.split("-")[-1]) for folder in (out / "nbgrader").glob("worker-*")]
-    assert len(workers) >= 3  # (the check below is not vacuous: three pools at least, each with a worker)
-    left = [folder for pid in workers for folder in Path(tempfile.gettempdir()).glob(f"ag-{pid}-*")]
-    assert left == [], "kernel folders of lost or ended workers are left behind"
-    from autograde.run.sandbox import _own_memory_cgroup
-
-    parent, _ = _own_memory_cgroup()  # (the kernels' memory cgroups, where they can be made, lie below it)
-    cgroups = [folder for pid in workers for folder in Path(parent).glob(f"ag-{pid}-*")] if parent else []
-    assert cgroups == [], "memory cgroups of lost or ended workers' kernels are left behind"
-
+    assert "grading it again in a fresh one" in lost_workers["stderr"]
+    assert len(lost_workers["workers"]) >= 3  # (the checks below are not vacuous: three pools at least)
+    assert lost_workers["folders_left"] == [], "kernel folders of lost or ended workers are left behind"
+    assert lost_workers["cgroups_left"] == [], "memory cgroups of lost or ended workers' kernels are left behind"
 
 
 def test_a_worker_ended_while_it_holds_tempfiles_lock_still_ends(tmp_path):
@@ -333,25 +349,32 @@ def set_config(copy: Path, old: str, new: str) -> None:
     config.write_text(text.replace(old, new))
 
 
+def _grade_under_a_config_file(base: Path) -> dict:
+    """A memory hog graded in a copy of the repository whose config file sets 2048 MiB: with another option typed,
+    then with --memory 4096 typed; the statuses of its weighted_average tests and the first one's message."""
+    copy = repo_copy(base / "repo")
+    set_config(copy, "c.SandboxKernelManager.memory_mib = 4096", "c.SandboxKernelManager.memory_mib = 2048")
+    write_submission(completed_notebook(FIRST, {"weighted_average": MEMORY_HOG}), base / "class", "hog", FIRST)
+    cells = cells_checking("weighted_average", graded_cell_ids(FIRST))
+    found = {}
+    for options in (("--timeout", "30"), ("--memory", "4096")):
+        proc = grade_command(base / "class", base / "out", "--jobs", "1", *options, cwd=copy)
+        assert proc.returncode == 0, proc.stderr
+        rows = {r["grade_id"]: r for r in read_rows(base / "out" / "scores.csv")}
+        found[options[0]] = ({rows[c]["status"] for c in cells}, rows[cells[0]]["message"])
+    shutil.rmtree(copy)  # (a whole repository: not kept)
+    return found
+
+
 @pytest.mark.slow
 @pytest.mark.sandbox
-def test_nbgrader_config_governs_grading_and_the_command_line_overrides_only_what_is_typed(tmp_path):
-    copy = repo_copy(tmp_path / "repo")
-    set_config(copy, "c.SandboxKernelManager.memory_mib = 4096", "c.SandboxKernelManager.memory_mib = 2048")
-    write_submission(completed_notebook(FIRST, {"weighted_average": MEMORY_HOG}), tmp_path / "class", "hog", FIRST)
-    cells = cells_checking("weighted_average", graded_cell_ids(FIRST))
-
-    def statuses(*options):
-        proc = grade_command(tmp_path / "class", tmp_path / "out", "--jobs", "1", *options, cwd=copy)
-        assert proc.returncode == 0, proc.stderr
-        rows = {r["grade_id"]: r for r in read_rows(tmp_path / "out" / "scores.csv")}
-        return {rows[c]["status"] for c in cells}, rows[cells[0]]["message"]
-
+def test_nbgrader_config_governs_grading_and_the_command_line_overrides_only_what_is_typed():
+    found = kept("config-file-memory", __file__, _grade_under_a_config_file)
     # Another option typed leaves the configured memory limit alone: 2.5 GiB more is past 2048 MiB.
-    status, message = statuses("--timeout", "30")
+    status, message = found["--timeout"]
     assert status == {"error"} and "MemoryError" in message
     # The limit typed on the command line goes over the configured one.
-    status, message = statuses("--memory", "4096")
+    status, message = found["--memory"]
     assert status == {"passed"}, message
 
 
@@ -432,45 +455,66 @@ def test_grading_into_a_course_folder_never_deletes_what_the_grader_did_not_writ
         assert name in str(refused.value), f"the refusal does not name {name}: {refused.value}"
 
 
+def _rerun_after_a_failed_one(base: Path) -> dict:
+    """Grade one submission, rerun with a roster that makes collecting fail, then rerun well: each run's exit
+    status and output, and the output folder after each."""
+    (base / "class" / "alice" / FIRST).mkdir(parents=True)
+    (base / "class" / "alice" / FIRST / f"{FIRST}.ipynb").write_text("not JSON, which grades fast")
+    out = base / "out"
+    runs, trees = [], []
+    (base / "roster.csv").write_text("name\nalice\n")  # (without a student_id column)
+    for options in ((), ("--roster", str(base / "roster.csv")), ()):
+        proc = grade_command(base / "class", out, "--jobs", "1", *options)
+        runs.append((proc.returncode, proc.stdout, proc.stderr))
+        trees.append(tree(out))
+    return {"runs": runs, "trees": trees, "listing": sorted(p.name for p in out.iterdir())}
+
+
+@pytest.fixture(scope="module")
+def reruns():
+    """:func:`_rerun_after_a_failed_one`'s runs (a kept scenario: :mod:`tests.support.scenarios`)."""
+    return kept("failed-rerun", __file__, _rerun_after_a_failed_one)
+
+
 @pytest.mark.slow
 @pytest.mark.sandbox
-def test_a_failed_rerun_keeps_the_last_runs_results_and_a_good_one_reuses_them(tmp_path):
-    (tmp_path / "class" / "alice" / FIRST).mkdir(parents=True)
-    (tmp_path / "class" / "alice" / FIRST / f"{FIRST}.ipynb").write_text("not JSON, which grades fast")
-    out = tmp_path / "out"
-    proc = grade_command(tmp_path / "class", out, "--jobs", "1")
-    assert proc.returncode == 0, proc.stderr
-    first = tree(out)
+def test_a_failed_rerun_keeps_the_last_runs_results_and_a_good_one_reuses_them(reruns):
+    (code, out, err), (failed_code, failed_out, failed_err), (last_code, last_out, last_err) = reruns["runs"]
+    first, after_failure, _ = reruns["trees"]
+    assert code == 0, err
     assert "feedback/alice.html" in first and "scores.csv" in first
     # A rerun that fails while collecting (a roster without a student_id column) changes nothing.
-    (tmp_path / "roster.csv").write_text("name\nalice\n")
-    proc = grade_command(tmp_path / "class", out, "--jobs", "1", "--roster", str(tmp_path / "roster.csv"))
-    assert proc.returncode == 2 and "student_id" in proc.stderr, proc.stdout + proc.stderr
-    assert tree(out) == first, "a failed rerun changed the last run's output"
+    assert failed_code == 2 and "student_id" in failed_err, failed_out + failed_err
+    assert after_failure == first, "a failed rerun changed the last run's output"
     # A good rerun replaces it, reusing the result the last run kept, and leaves no scratch behind.
-    proc = grade_command(tmp_path / "class", out, "--jobs", "1")
-    assert proc.returncode == 0, proc.stderr
-    assert "0 graded now, 1 unchanged" in proc.stdout, proc.stdout
-    assert sorted(p.name for p in out.iterdir() if not p.name.startswith(".autograde")) == sorted(
-        {Path(p).parts[0] for p in first if not p.startswith(".autograde")}), list(out.iterdir())
-    assert not [p for p in out.iterdir() if p.name.startswith((".autograde-next", ".autograde-old"))], \
-        list(out.iterdir())
+    assert last_code == 0, last_err
+    assert "0 graded now, 1 unchanged" in last_out, last_out
+    listing = reruns["listing"]
+    assert sorted(p for p in listing if not p.startswith(".autograde")) == sorted(
+        {Path(p).parts[0] for p in first if not p.startswith(".autograde")}), listing
+    assert not [p for p in listing if p.startswith((".autograde-next", ".autograde-old"))], listing
 
 
-@pytest.mark.slow
-@pytest.mark.sandbox
-def test_the_command_line_beats_the_config_file(tmp_path):
-    # The config file sets the time limit for the very class that runs cells; the command line still wins. (That the
-    # typed value is in the cache key: test_a_typed_time_limit_beats_the_config_files_in_the_cache_key.)
-    copy = repo_copy(tmp_path / "repo")
+def _grade_a_typed_limit_over_the_files(base: Path) -> dict:
+    """A cell that sleeps 12 s, graded with --timeout 3 in a copy whose config file sets 120 s: the notes."""
+    copy = repo_copy(base / "repo")
     set_config(copy, "c.Execute.timeout = 60", "c.Execute.timeout = 60\nc.GuardedExecute.timeout = 120")
     # A correct definition, then 12 s of sleep: stopped under a 3 s limit, finished under the file's 120 s.
     slow = ("def cosine_scores(queries, keys):\n    def unit(x):\n        x = np.asarray(x, dtype=float)\n"
             "        norm = np.linalg.norm(x, axis=-1, keepdims=True)\n"
             "        return np.divide(x, norm, out=np.zeros_like(x), where=norm > 0)\n\n"
             "    return unit(queries) @ unit(keys).T\n\nimport time\ntime.sleep(12)\n")
-    write_submission(completed_notebook(FIRST, {"cosine_scores": slow}), tmp_path / "class", "sleeper", FIRST)
-    proc = grade_command(tmp_path / "class", tmp_path / "out", "--jobs", "1", "--timeout", "3", cwd=copy)
+    write_submission(completed_notebook(FIRST, {"cosine_scores": slow}), base / "class", "sleeper", FIRST)
+    proc = grade_command(base / "class", base / "out", "--jobs", "1", "--timeout", "3", cwd=copy)
     assert proc.returncode == 0, proc.stderr
-    notes = [r["note"] for r in read_rows(tmp_path / "out" / "notes.csv")]
+    shutil.rmtree(copy)  # (a whole repository: not kept)
+    return {"notes": [r["note"] for r in read_rows(base / "out" / "notes.csv")]}
+
+
+@pytest.mark.slow
+@pytest.mark.sandbox
+def test_the_command_line_beats_the_config_file():
+    # The config file sets the time limit for the very class that runs cells; the command line still wins. (That the
+    # typed value is in the cache key: test_a_typed_time_limit_beats_the_config_files_in_the_cache_key.)
+    notes = kept("config-file-timeout", __file__, _grade_a_typed_limit_over_the_files)["notes"]
     assert any("stopped at the time limit" in n for n in notes), f"the typed 3 s limit was not in force: {notes}"
