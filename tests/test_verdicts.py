@@ -3,8 +3,9 @@
 test_mutants.py and test_one_mistake_one_cell.py read every mutant's verdicts
 from the in-process evaluation instead of grading each notebook in a sandboxed
 kernel; `test_in_process_verdicts_agree_with_the_grader` is what entitles them
-to: per chapter, the reference, the notebook as released, every correct
-alternative and one sampled mutant get the same verdict (and message) both ways.
+to: per chapter, the reference, the notebook as released, the notebooks of the
+correct alternatives and one sampled mutant get the same verdict (and message)
+both ways.
 """
 from __future__ import annotations
 
@@ -13,19 +14,15 @@ import time
 import pytest
 
 from autograde.course import assignment_ids, graded_cell_ids
-from tests.support.submissions import alternatives
-from tests.support.synthetic import (
-    alternative_student,
-    mutant_student,
-)
+from tests.support.submissions import alternative_groups
+from tests.support.synthetic import mutant_student
 from tests.support.verdicts import SAMPLED_MUTANTS, notebook_verdicts
 
 
 def agreement_students(assignment: str) -> list[str]:
     """The students whose verdicts both ways must agree on: what the lead's per-chapter batch grades besides the
-    mutants (reference, untouched, every alternative) and the chapter's sampled mutant."""
-    students = ["reference", "untouched"]
-    students += [alternative_student(g, p) for a, g, p in alternatives() if a == assignment]
+    mutants (reference, untouched, the notebooks of the alternatives) and the chapter's sampled mutant."""
+    students = ["reference", "untouched", *alternative_groups(assignment)]
     students += [mutant_student(g, p) for a, g, p in SAMPLED_MUTANTS if a == assignment]
     return students
 

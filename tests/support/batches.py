@@ -5,8 +5,9 @@ first time a test asks for it (conftest.py's fixtures), into a persistent
 folder under :data:`CACHE` (git-ignored): the grader keeps every result there,
 keyed by everything the grade depends on, so a rerun grades only what changed.
 
-- ``chapter-<a>``: the reference, the untouched notebook, every correct
-  alternative and the sampled mutant of chapter `a` (every mutant's verdicts
+- ``chapter-<a>``: the reference, the untouched notebook, the notebooks of
+  the correct alternatives (the k-th of every answer cell in one) and the
+  sampled mutant of chapter `a` (every mutant's verdicts
   are decided in-process, tests/support/verdicts.py; these are what the
   agreement test compares them with);
 - ``odd``: chapter 1's broken, damaged and hostile submissions, and one file
@@ -31,9 +32,9 @@ from pathlib import Path
 from autograde.course import EXERCISES, REPO, SOLUTIONS, assignment_ids
 from tests.support.scratch import ScratchWatch, scratch_left
 from tests.support.submissions import (
-    ALTERNATIVES,
     TAMPERING,
     WRONG_SOFTMAX,
+    alternative_groups,
     digest,
     format_damaged,
     odd_submissions,
@@ -41,9 +42,7 @@ from tests.support.submissions import (
     structurally_damaged,
 )
 from tests.support.synthetic import (
-    alternative_student,
     completed_notebook,
-    mutant_files,
     mutant_student,
     student_notebook,
     write_submission,
@@ -76,14 +75,16 @@ class Batch:
 
 
 def write_chapter(folder: Path, assignment: str, mutants: list[Path] = ()) -> None:
-    """The reference, the untouched notebook, every alternative of `assignment` and the mutant files `mutants`."""
+    """The reference, the untouched notebook, the notebooks of every alternative of `assignment`
+    (:func:`tests.support.submissions.alternative_groups`) and the mutant files `mutants`."""
     write_submission(completed_notebook(assignment), folder, "reference", assignment)
     write_submission(student_notebook(assignment), folder, "untouched", assignment)
-    variants = [(alternative_student, p) for p in mutant_files(ALTERNATIVES) if p[0] == assignment]
-    variants += [(mutant_student, (assignment, Path(m).parent.name, Path(m))) for m in mutants]
-    for student_id, (_, grade_id, path) in variants:
-        nb = completed_notebook(assignment, {grade_id: path.read_text()})
-        write_submission(nb, folder, student_id(grade_id, path), assignment)
+    for student, cells in alternative_groups(assignment).items():
+        nb = completed_notebook(assignment, {grade_id: path.read_text() for grade_id, path in cells.items()})
+        write_submission(nb, folder, student, assignment)
+    for path in map(Path, mutants):
+        nb = completed_notebook(assignment, {path.parent.name: path.read_text()})
+        write_submission(nb, folder, mutant_student(path.parent.name, path), assignment)
 
 
 def write_odd(folder: Path) -> None:

@@ -148,6 +148,28 @@ def alternatives() -> list[tuple[str, str, Path]]:
     return mutant_files(ALTERNATIVES)
 
 
+def alternative_groups(assignment: str) -> dict[str, dict[str, Path]]:
+    """The notebooks chapter `assignment`'s correct alternatives are graded in through the real command: notebook
+    ``alternatives-<k>`` holds the k-th alternative (in name order) of every answer cell that has one, the reference
+    in the others; by student id, ``{grade_id: path}``.
+
+    One notebook per k, not per alternative: every notebook of a training chapter trains again, and by the course's
+    fairness rule no test calls the student's answer to another exercise, so an alternative's cells are scored on
+    its own code. Each alternative is also decided alone, in-process (test_alternatives.py).
+    """
+    groups: dict[str, dict[str, Path]] = {}
+    for grade_id in sorted({g for a, g, _ in alternatives() if a == assignment}):
+        paths = [p for a, g, p in alternatives() if a == assignment and g == grade_id]
+        for k, path in enumerate(paths, 1):
+            groups.setdefault(f"alternatives-{k}", {})[grade_id] = path
+    return groups
+
+
+def alternative_group(assignment: str, grade_id: str, path: Path) -> str:
+    """The student id of the notebook in which the alternative at `path` is graded (:func:`alternative_groups`)."""
+    return next(student for student, cells in alternative_groups(assignment).items() if cells.get(grade_id) == path)
+
+
 def digest(*folders: Path) -> str:
     """A hash of the names and contents of every file under `folders`."""
     h = hashlib.sha256()

@@ -238,11 +238,12 @@ def verdicts_key(cells: list[dict], variants: dict[str, dict[str, str]], timeout
 def chapter_verdicts(assignment: str, alternatives: bool = False) -> dict[str, dict[str, tuple[bool, str]]]:
     """In-process verdicts of every mutant of `assignment`, of the reference and of the notebook as released (every
     answer cell as the student gets it); with `alternatives`, of the reference and every correct alternative
-    instead. Each computed once per process, and apart: the mutants' tests need no alternative (a chapter whose
+    instead, each alone and in the notebooks the chapter's batch grades them in
+    (:func:`tests.support.submissions.alternative_groups`). Each computed once per process, and apart: the mutants' tests need no alternative (a chapter whose
     training every fork runs again pays for each).
 
     Keyed by the student ids the grader's batch gives them (:func:`mutant_student`,
-    :func:`alternative_student`, ``"reference"``, ``"untouched"``), so they
+    :func:`alternative_student`, ``"alternatives-<k>"``, ``"reference"``, ``"untouched"``), so they
     compare directly with a graded batch's scores.
     """
     from tests.support import submissions
@@ -251,6 +252,8 @@ def chapter_verdicts(assignment: str, alternatives: bool = False) -> dict[str, d
     if alternatives:
         variants: dict[str, dict[str, str]] = {"reference": {}}
         student, files = alternative_student, submissions.alternatives()
+        for group, cells in submissions.alternative_groups(assignment).items():  # (as the batch grades them)
+            variants[group] = {grade_id: path.read_text() for grade_id, path in cells.items()}
     else:
         released = {c.metadata["nbgrader"]["grade_id"]: c.source for c in student_notebook(assignment).cells
                     if c.metadata.get("nbgrader", {}).get("solution")}
