@@ -209,6 +209,8 @@ def grade(submissions: Path, out: Path, assignments: list[str] | None = None, pr
     timeout = overrides.get("GuardedExecute", {}).get("timeout")
     kernel = dict(overrides["SandboxKernelManager"])
     settings = settings_in_force(overrides)
+    # (A bad due date, rule or extensions file is refused before anything is graded.)
+    policy = late.policy_from(nbgrader_config(Path("."), overrides=overrides))
     log.debug("grading under %s", ", ".join(f"{k}={v}" for k, v in settings.items() if "." not in k))
     if settings["sandbox"] and scheduler is None:  # (Dask workers check on their own machines)
         problem = check_sandbox({"the repository": REPO, "the submissions": submissions, "--out": out})
@@ -224,8 +226,6 @@ def grade(submissions: Path, out: Path, assignments: list[str] | None = None, pr
             f"refusing to grade into {out}: {', '.join(foreign)} there {'is' if len(foreign) == 1 else 'are'} not the "
             f"grader's (no {MARKER} marker) and would be replaced. Choose another --out (an empty or new folder, or "
             "one an earlier run wrote).")
-    # (A bad due date, rule or extensions file is refused before anything is graded.)
-    policy = late.policy_from(nbgrader_config(Path("."), overrides=overrides))
     _mark(out)  # (before collecting: an --out inside the submissions folder is no student)
     _remove_leftovers(out)
     # Each run is written into a fresh folder and swapped in at the end: a run that fails changes nothing.
@@ -243,7 +243,7 @@ def grade(submissions: Path, out: Path, assignments: list[str] | None = None, pr
 def _grade_into(fresh: Path, submissions: Path, out: Path, assignments: list[str] | None, progress: bool,
                 jobs: int | None, roster: Path | None, student_pattern: str | None, timeout: int | None,
                 scheduler: str | None, kernel: dict, settings: dict, lms: str | None, started: float,
-                overrides: dict, policy: tuple = (), gradebook: Path | None = None) -> GradeResult:
+                overrides: dict, policy: tuple, gradebook: Path | None = None) -> GradeResult:
     """Grade into `fresh`, reusing the results kept in `out` by the last run."""
     known = assignment_ids()
     for name in OWN_FOLDERS:
@@ -300,7 +300,7 @@ def _grade_into(fresh: Path, submissions: Path, out: Path, assignments: list[str
     notes = {key: collected.notes.get(key, []) + results[key].notes for key in found
              if collected.notes.get(key) or results[key].notes}
     # Late penalties after grading, never in the cache: a changed due date or extension applies at once.
-    lateness = late.assess(rows, collected.times, *(policy or late.policy_from(None)), collected.lms_ids, gradebook)
+    lateness = late.assess(rows, collected.times, *policy, collected.lms_ids, gradebook)
     write_csvs(rows, fresh, collected.lms_ids, lateness)
     write_notes(notes, fresh / "notes.csv", collected.lms_ids)
     write_feedback(rows, fresh / "feedback", notes, collected.lms_ids, lateness)

@@ -19,7 +19,7 @@ import logging
 import math
 import re
 from dataclasses import dataclass
-from datetime import datetime, timedelta, tzinfo
+from datetime import datetime, timedelta, timezone, tzinfo
 from pathlib import Path
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
@@ -210,7 +210,7 @@ class Lateness:
         """Hours after the due date (0 when on time; '' where unknown)."""
         if self.seconds_late is None:
             return ""
-        return round(max(self.seconds_late, 0.0) / 3600, 2)
+        return round(self.seconds_late / 3600, 2) if self.seconds_late > 0 else 0
 
     def columns(self) -> dict:
         """The late columns of grades.csv for this submission."""
@@ -297,7 +297,8 @@ def assess(rows: list[CellResult], times: dict[tuple[str, str], SubmissionTime],
                if e.assignment in ("", assignment)]
         late.due = own[-1].applied(due) if own else due
         late.extension = own[-1].describe() if own else ""
-        late.seconds_late = (when - late.due).total_seconds()
+        # (In UTC: Python subtracts two times of the same zone object by their wall clocks, DST ignored.)
+        late.seconds_late = (when.astimezone(timezone.utc) - late.due.astimezone(timezone.utc)).total_seconds()
         late.units = policy.units_late(late.seconds_late)
         late.penalty = policy.late_submission_penalty(student, raw, late.seconds_late, max_score)
     _warn(found, extensions, lms_ids, due)
