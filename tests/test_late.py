@@ -364,7 +364,7 @@ def test_a_moodle_export_with_times_and_extensions_end_to_end(moodle_class):
     filled = {r["Identifier"]: r["Grade"] for r in read_rows(out / "gradebook-import.csv")}
     assert filled["Participant 123457"] == "80" and filled["Participant 123456"] == "100", filled
     page = (out / "feedback" / "Bob-Kim.html").read_text()
-    assert "Late penalty:" in page and "2 started units late" in page and "2026-03-03T09:05+01:00" in page
+    assert "Late penalty:" in page and "2 started days late" in page and "2026-03-03T09:05+01:00" in page
     report = (out / "report.html").read_text()
     assert "Bob-Kim" in report.split("Late submissions")[1].split("Submission time unknown")[0]
     assert "Eve-Ng" in report.split("Submission time unknown")[1]

@@ -19,7 +19,7 @@ import logging
 import math
 import re
 from dataclasses import dataclass
-from datetime import datetime, timedelta, timezone, tzinfo
+from datetime import UTC, datetime, timedelta, tzinfo
 from pathlib import Path
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
@@ -189,6 +189,7 @@ class Lateness:
     extension: str = ""  # the extension, in words
     seconds_late: float | None = None  # None where the time or the due date is unknown
     units: int = 0
+    per: str = "day"  # the unit counted
     rule: str = ""
     zone_assumed: bool = False  # the evidence gave no zone: read in the due date's
     fallback: bool = False  # the zip entry's date
@@ -232,7 +233,7 @@ class Lateness:
                 f"{', no time zone given: read in the due date' + chr(39) + 's' if self.zone_assumed else ''}).")
         if self.penalty <= 0:
             return said + f" Within the rule ({self.rule}), nothing was deducted."
-        return (said + f" Rule: {self.rule}. {self.units} started {'unit' if self.units == 1 else 'units'} late: "
+        return (said + f" Rule: {self.rule}. {self.units} started {self.per}{'' if self.units == 1 else 's'} late: "
                 f"{self.penalty:g} of {self.max_score:g} points deducted, {self.raw_score:g} → {self.score:g}.")
 
 
@@ -252,6 +253,8 @@ def policy_from(config) -> tuple[LatePolicy, dict[str, list[Extension]]]:
     policy.rule()
     if policy.extensions.strip() and due is None:
         raise ValueError("--extensions needs a due date (--due or c.LatePolicy.due)")
+    if policy.extensions.strip() and not Path(policy.extensions).is_file():
+        raise ValueError(f"extensions {policy.extensions} is not a file")
     extensions = read_extensions(Path(policy.extensions), due.tzinfo) if policy.extensions.strip() else {}
     return policy, extensions
 
@@ -298,8 +301,8 @@ def assess(rows: list[CellResult], times: dict[tuple[str, str], SubmissionTime],
         late.due = own[-1].applied(due) if own else due
         late.extension = own[-1].describe() if own else ""
         # (In UTC: Python subtracts two times of the same zone object by their wall clocks, DST ignored.)
-        late.seconds_late = (when.astimezone(timezone.utc) - late.due.astimezone(timezone.utc)).total_seconds()
-        late.units = policy.units_late(late.seconds_late)
+        late.seconds_late = (when.astimezone(UTC) - late.due.astimezone(UTC)).total_seconds()
+        late.units, late.per = policy.units_late(late.seconds_late), policy.rule()[1]
         late.penalty = policy.late_submission_penalty(student, raw, late.seconds_late, max_score)
     _warn(found, extensions, lms_ids, due)
     return found
