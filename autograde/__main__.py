@@ -261,7 +261,7 @@ def _run(app: GradeApp) -> int:
     print(f"wrote {out / 'scores.csv'}, {out / 'grades.csv'}, feedback in {out / 'feedback'} "
           f"and the report {out / 'report.html'}; "
           f"{len(result.unmatched)} file(s) not graded, listed in {out / 'unmatched.csv'}")
-    if any(lt.rule or lt.lms_policy for lt in result.lateness.values()):
+    if any(lt.rule for lt in result.lateness.values()):  # (a due date was set)
         from .results.late import summary
 
         print(summary(result.lateness))
