@@ -67,6 +67,12 @@ def test_the_rule_is_read_from_late_penalty_or_from_penalty_and_per():
     assert "10%/day" in str(refused.value), refused.value
 
 
+def test_a_penalty_without_a_due_date_is_said_not_silently_dropped(caplog):
+    found, _ = policy_from(Config({"LatePolicy": {"late_penalty": "10%/day"}}))
+    assert found.due_date() is None
+    assert "no due date" in caplog.text and "10%/day" in caplog.text, caplog.text
+
+
 def test_it_is_nbgraders_late_submission_plugin():
     plugin = policy()
     assert isinstance(plugin, LateSubmissionPlugin)

@@ -256,6 +256,9 @@ def policy_from(config) -> tuple[LatePolicy, dict[str, list[Extension]]]:
     if policy.extensions.strip() and not Path(policy.extensions).is_file():
         raise ValueError(f"extensions {policy.extensions} is not a file")
     extensions = read_extensions(Path(policy.extensions), due.tzinfo) if policy.extensions.strip() else {}
+    if due is None and (policy.late_penalty.strip() or policy.penalty):
+        log.warning("a late penalty is set (%s) but no due date (--due): no late penalty is applied",
+                    policy.late_penalty.strip() or f"{policy.penalty:g}%/{policy.per}")
     return policy, extensions
 
 
