@@ -57,6 +57,7 @@ def configurable_classes() -> list[type]:
     ``--Class.name=value`` and are listed by ``--help-all``)."""
     from . import gradebook  # noqa: F401 (they define the classes)
     from .intake import collect  # noqa: F401
+    from .results import late  # noqa: F401
     from .run import execute, kernel_manager  # noqa: F401
 
     found, todo = [], [Configurable]
@@ -120,6 +121,9 @@ class GradeApp(Application):
         "scratch": ("SandboxKernelManager.scratch_base", "folder for the kernels' scratch folders (ag-*), each removed "
                                                          "when its kernel ends (default: the system's temp folder)"),
         "missing-grades": "GradebookExport.missing",
+        # Late penalties (autograde/results/late.py), applied after grading.
+        "due": "LatePolicy.due", "late-penalty": "LatePolicy.late_penalty", "extensions": "LatePolicy.extensions",
+        "late-cap": "LatePolicy.cap", "grace": "LatePolicy.grace",
     }
     flags = {
         "no-sandbox": ({"SandboxKernelManager": {"sandbox": False}},
@@ -244,7 +248,8 @@ def _run(app: GradeApp) -> int:
     try:
         result = grade(submissions, out, app.assignments or None, progress=not app.quiet, jobs=app.jobs,
                        roster=Path(app.roster) if app.roster else None, student_pattern=app.student_pattern,
-                       scheduler=app.scheduler, lms=app.lms, overrides=app.typed())
+                       scheduler=app.scheduler, lms=app.lms, overrides=app.typed(),
+                       gradebook=Path(app.gradebook) if app.gradebook else None)
     except (NotADirectoryError, ValueError) as error:
         raise UsageError(str(error)) from None
     except SandboxUnavailable as error:
@@ -256,6 +261,10 @@ def _run(app: GradeApp) -> int:
     print(f"wrote {out / 'scores.csv'}, {out / 'grades.csv'}, feedback in {out / 'feedback'} "
           f"and the report {out / 'report.html'}; "
           f"{len(result.unmatched)} file(s) not graded, listed in {out / 'unmatched.csv'}")
+    if any(lt.rule for lt in result.lateness.values()):  # (a due date was set)
+        from .results.late import summary
+
+        print(summary(result.lateness))
     if app.gradebook is not None:
         return _fill_gradebook(app, out)
     return 0

@@ -38,7 +38,7 @@ from .course import REPO, assignment_ids, configured, nbgrader_config
 from .intake.collect import OUTPUT_MARKER, Collect, Unmatched, collect, write_unmatched
 from .pages.feedback import write_feedback
 from .pages.report import write_report
-from .results import cache
+from .results import cache, late
 from .results.classify import CellResult, Graded, Status, same_for_all
 from .results.outputs import write_csvs, write_notes
 from .run.execute import GuardedExecute, grading_settings
@@ -151,6 +151,7 @@ class GradeResult:
     notes: dict[tuple[str, str], list[str]] = field(default_factory=dict)  # what was repaired or flagged
     unmatched: list[Unmatched] = field(default_factory=list)  # files not graded, and why
     layout: str = ""  # the export layout recognised
+    lateness: dict = field(default_factory=dict)  # (student, assignment) -> its late penalty (results.late.Lateness)
 
     @property
     def submissions(self) -> int:
@@ -167,7 +168,7 @@ def grade(submissions: Path, out: Path, assignments: list[str] | None = None, pr
           jobs: int | None = None, roster: Path | None = None, student_pattern: str | None = None,
           timeout: int | None = None, scheduler: str | None = None, memory_mib: int | None = None,
           sandbox: bool | None = None, processes: int | None = None, disk_mib: int | None = None,
-          lms: str | None = None, overrides: dict | None = None) -> GradeResult:
+          lms: str | None = None, overrides: dict | None = None, gradebook: Path | None = None) -> GradeResult:
     """Autograde every submission in `submissions`; write scores.csv, grades.csv, notes.csv, unmatched.csv,
     feedback/ and report.html into `out`.
 
@@ -192,7 +193,10 @@ def grade(submissions: Path, out: Path, assignments: list[str] | None = None, pr
     bubblewrap sandbox (:mod:`autograde.run.sandbox`) unless the sandbox is off;
     when no sandbox can be made, :class:`SandboxUnavailable` is raised before
     anything is graded. A submission that cannot be graded gets rows with a
-    status saying why and no points; it never stops the others.
+    status saying why and no points; it never stops the others. The late
+    policy (:class:`autograde.results.late.LatePolicy`, set in `overrides` or
+    the file) is applied after grading, to the totals; `gradebook`, a Moodle
+    grading worksheet, gives submission times the export lacks.
     """
     started = time.perf_counter()
     # Absolute: the workers run nbgrader in folders of their own, where a relative path would name nothing.
@@ -206,6 +210,8 @@ def grade(submissions: Path, out: Path, assignments: list[str] | None = None, pr
     timeout = overrides.get("GuardedExecute", {}).get("timeout")
     kernel = dict(overrides["SandboxKernelManager"])
     settings = settings_in_force(overrides)
+    # (A bad due date, rule or extensions file is refused before anything is graded.)
+    policy = late.policy_from(nbgrader_config(Path("."), overrides=overrides))
     log.debug("grading under %s", ", ".join(f"{k}={v}" for k, v in settings.items() if "." not in k))
     if settings["sandbox"] and scheduler is None:  # (Dask workers check on their own machines)
         problem = check_sandbox({"the repository": REPO, "the submissions": submissions, "--out": out})
@@ -227,7 +233,7 @@ def grade(submissions: Path, out: Path, assignments: list[str] | None = None, pr
     fresh = _mark(Path(tempfile.mkdtemp(prefix=_NEXT, dir=out)))
     try:
         result = _grade_into(fresh, submissions, out, assignments, progress, jobs, roster, student_pattern, timeout,
-                             scheduler, kernel, settings, lms, started, overrides)
+                             scheduler, kernel, settings, lms, started, overrides, policy, gradebook)
     except BaseException:
         shutil.rmtree(fresh, ignore_errors=True)
         raise
@@ -238,7 +244,7 @@ def grade(submissions: Path, out: Path, assignments: list[str] | None = None, pr
 def _grade_into(fresh: Path, submissions: Path, out: Path, assignments: list[str] | None, progress: bool,
                 jobs: int | None, roster: Path | None, student_pattern: str | None, timeout: int | None,
                 scheduler: str | None, kernel: dict, settings: dict, lms: str | None, started: float,
-                overrides: dict) -> GradeResult:
+                overrides: dict, policy: tuple, gradebook: Path | None = None) -> GradeResult:
     """Grade into `fresh`, reusing the results kept in `out` by the last run."""
     known = assignment_ids()
     for name in OWN_FOLDERS:
@@ -294,11 +300,13 @@ def _grade_into(fresh: Path, submissions: Path, out: Path, assignments: list[str
     rows = [row for key in found for row in results[key].rows]
     notes = {key: collected.notes.get(key, []) + results[key].notes for key in found
              if collected.notes.get(key) or results[key].notes}
-    write_csvs(rows, fresh, collected.lms_ids)
+    # Late penalties after grading, never in the cache: a changed due date or extension applies at once.
+    lateness = late.assess(rows, collected.times, *policy, collected.lms_ids, gradebook)
+    write_csvs(rows, fresh, collected.lms_ids, lateness)
     write_notes(notes, fresh / "notes.csv", collected.lms_ids)
-    write_feedback(rows, fresh / "feedback", notes, collected.lms_ids)
-    write_report(rows, fresh / "report.html", time.perf_counter() - started, len(todo), notes)
-    return GradeResult(rows, len(todo), reused, notes, collected.unmatched, collected.layout)
+    write_feedback(rows, fresh / "feedback", notes, collected.lms_ids, lateness)
+    write_report(rows, fresh / "report.html", time.perf_counter() - started, len(todo), notes, lateness)
+    return GradeResult(rows, len(todo), reused, notes, collected.unmatched, collected.layout, lateness)
 
 
 def _grade_on_executor(todo: dict[tuple[str, str], Path], done, lost, base: Path, jobs: int, scheduler: str | None,

@@ -79,7 +79,8 @@ class Filled:
 
 
 def read_grades(scores: Path) -> dict[str, dict[str, Grade]]:
-    """Grades by assignment and student id, summed from scores.csv (a notebook is handed in unless all its rows are missing)."""
+    """Grades by assignment and student id, summed from scores.csv (a notebook is handed in unless all its rows are
+    missing), less the late penalty that grades.csv beside it gives (its ``late_penalty`` column): the final score."""
     grades: dict[str, dict[str, Grade]] = defaultdict(dict)
     with open(scores, newline="") as f:
         for row in csv.DictReader(f):
@@ -88,6 +89,13 @@ def read_grades(scores: Path) -> dict[str, dict[str, Grade]]:
             grade.score += float(row["score"])
             grade.max_score += float(row["max_score"])
             grade.handed_in |= row["status"] != "missing"
+    totals = scores.parent / "grades.csv"
+    if totals.is_file():
+        with open(totals, newline="") as f:
+            for row in csv.DictReader(f):
+                grade = grades.get(row["assignment"], {}).get(read_cell(row["student_id"]))
+                if grade is not None and _number(row.get("late_penalty") or ""):
+                    grade.score = max(0.0, grade.score - _number(row["late_penalty"]))
     return grades
 
 

@@ -67,6 +67,14 @@ c.Collect.max_unzipped_mib = 4096
 c.Collect.max_notebook_mib = 50
 # Filling an LMS gradebook (--gradebook): students there who handed nothing in get "zero", or "blank" (left as is).
 c.GradebookExport.missing = "blank"
+# Late penalties (python -m autograde grade, autograde/results/late.py), applied to the totals after grading; no due
+# date, no penalty. --due, --late-penalty, --grace, --late-cap and --extensions set these for one run.
+c.LatePolicy.due = ""  # with its time zone: "2026-03-01T23:59+01:00" or "2026-03-01T23:59 Europe/Berlin"
+c.LatePolicy.penalty = 0.0  # percent of the maximum score for each started unit after the grace period ...
+c.LatePolicy.per = "day"  # ... a "day" (24 hours) or an "hour"
+c.LatePolicy.grace = 0.0  # minutes
+c.LatePolicy.cap = 100.0  # the most ever deducted, in percent of the maximum score
+c.LatePolicy.extensions = ""  # CSV: student_id or lms_user_id, and due (a new due date) or days (extra days)
 
 # nbgrader's default autograde steps, with execution hardened against broken and hostile
 # submissions (autograde/run/execute.py), plus: stderr of a test cell is not a failure.

@@ -220,7 +220,9 @@ def test_statuses_are_written_as_their_names(tmp_path):
     assert [r["lms_user_id"] for r in written] == ["42", "42"]
     with open(tmp_path / "grades.csv", newline="") as f:
         assert list(csv.DictReader(f)) == [{"student_id": "ann", "lms_user_id": "42", "assignment": FIRST,
-                                            "score": "1.0", "max_score": "3.0"}]
+                                            "score": "1.0", "max_score": "3.0", "raw_score": "1.0",
+                                            "late_penalty": "0.0", "submitted_at": "", "late_by": "",
+                                            "time_source": ""}]
 
 
 def test_a_status_read_back_as_text_is_the_enum_again():

@@ -60,7 +60,8 @@ def test_grades_are_the_sum_of_scores(graded):
 def test_scores_csv_columns(graded):
     header = (graded["out"] / "scores.csv").read_text().splitlines()[0]
     assert header == "student_id,lms_user_id,assignment,grade_id,score,max_score,status,message"
-    assert (graded["out"] / "grades.csv").read_text().splitlines()[0] == "student_id,lms_user_id,assignment,score,max_score"
+    assert (graded["out"] / "grades.csv").read_text().splitlines()[0] == (
+        "student_id,lms_user_id,assignment,score,max_score,raw_score,late_penalty,submitted_at,late_by,time_source")
 
 
 @pytest.mark.slow

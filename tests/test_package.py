@@ -128,7 +128,7 @@ def test_the_import_check_sees_imports():
         "intake.collect", "results.cache", "batch.pool", "batch.worker", "pages.report", "run.execute"}
     assert package_imports(PACKAGE / "intake" / "normalise.py", PACKAGE) == {"sources"}
     assert package_imports(PACKAGE / "pages" / "feedback.py", PACKAGE) == {
-        "course", "results.classify", "results.tracebacks", "pages.outline", "pages.render"}
+        "course", "results.classify", "results.late", "results.tracebacks", "pages.outline", "pages.render"}
     assert package_imports(PACKAGE / "run" / "kernel_manager.py", PACKAGE) == {"run.sandbox"}
 
 

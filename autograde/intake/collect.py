@@ -28,6 +28,7 @@ from traitlets.config import Configurable
 
 from . import lms
 from .lms import DEFAULT_STUDENT_PATTERN, clean_stem, spreadsheet_cell, unsafe_student_id
+from .times import SubmissionTime, evidence
 
 __all__ = ["DEFAULT_STUDENT_PATTERN", "OUTPUT_MARKER", "Collect", "Collected", "Unmatched", "clean_stem", "collect", "match_assignment",
            "write_unmatched"]
@@ -197,6 +198,8 @@ class Collected:
     layout: str = ""  # the title of the export layout recognised
     lms_ids: dict[str, str] = field(default_factory=dict)  # student id -> the LMS's own user id
     notes: dict[tuple[str, str], list[str]] = field(default_factory=dict)  # what the LMS said (late)
+    # When each collected notebook was handed in, as the export says (autograde.intake.times).
+    times: dict[tuple[str, str], SubmissionTime] = field(default_factory=dict)
 
 
 def collect(source: Path, dest: Path, assignments: list[str], student_pattern: str | None = None,
@@ -230,11 +233,12 @@ def collect(source: Path, dest: Path, assignments: list[str], student_pattern: s
             top, refused = source, []
         else:
             raise NotADirectoryError(f"{source} is neither a folder nor a zip file of submissions")
-        return _collect(top, refused, dest, assignments, student_pattern, roster, lms_name, settings.max_notebook_mib)
+        return _collect(top, refused, dest, assignments, student_pattern, roster, lms_name, settings.max_notebook_mib,
+                        zipped=top is not source)
 
 
 def _collect(top: Path, refused: list[Unmatched], dest: Path, assignments: list[str], student_pattern: str | None,
-             roster: Path | None, lms_name: str | None, file_limit_mib: int) -> Collected:
+             roster: Path | None, lms_name: str | None, file_limit_mib: int, zipped: bool = False) -> Collected:
     root = _unwrap(top, assignments, student_pattern)
     files, links = _walk(root)
     unmatched = refused + links
@@ -321,6 +325,7 @@ def _collect(top: Path, refused: list[Unmatched], dest: Path, assignments: list[
 
     submissions: dict[tuple[str, str], Path] = {}
     notes: dict[tuple[str, str], list[str]] = {}
+    times: dict[tuple[str, str], SubmissionTime] = {}
     for (student, assignment), found in sorted(candidates.items()):
         found = sorted(found, key=lambda c: c[0], reverse=True)
         if layout.names_only and len(found) > 1:
@@ -349,6 +354,7 @@ def _collect(top: Path, refused: list[Unmatched], dest: Path, assignments: list[
         log.debug("collected %s as %s's %s%s", shown(latest), student, assignment,
                   f" (the latest of {len(found)})" if len(found) > 1 else "")
         submissions[(student, assignment)] = target
+        times[(student, assignment)] = evidence(layout.name, root, latest, entry, zipped)
         if entry.late:
             notes[(student, assignment)] = [f"{layout.title} marked this submission late"]
     if layout.name in ("folders", "nbgrader"):  # a student's folder counts even when it holds no notebook
@@ -360,7 +366,7 @@ def _collect(top: Path, refused: list[Unmatched], dest: Path, assignments: list[
     log.info("collected %d notebook(s) of %d student(s); %d file(s) not graded", len(submissions), len(students),
              len(unmatched))
     ids = {renamed[key]: key[1] for key in renamed if key[1]}
-    return Collected(submissions, unmatched, students, layout.title, ids, notes)
+    return Collected(submissions, unmatched, students, layout.title, ids, notes, times)
 
 
 def _shared_lms_ids(entries: dict[PurePosixPath, list[lms.Entry]]) -> dict[str, set[str]]:

@@ -27,6 +27,7 @@ from markupsafe import Markup, escape
 
 from ..course import source_notebook
 from ..results.classify import CellResult, Status, hidden_tests
+from ..results.late import Lateness
 from ..results.tracebacks import redact
 from .outline import Exercise, outline
 from .render import render
@@ -128,7 +129,8 @@ def _grade_class(score: float, max_score: float) -> str:
 
 
 def assignment_context(student: str, assignment: str, rows: list[CellResult], notes: list[str],
-                       course_outline: Callable[[str], tuple[str, list[Exercise]]] | None = None) -> dict:
+                       course_outline: Callable[[str], tuple[str, list[Exercise]]] | None = None,
+                       late: Lateness | None = None) -> dict:
     """What the feedback template shows of one assignment of one student.
 
     ``{"id", "title", "title_html", "score", "max_score", "missing", "not_graded" (why, when no check could run),
@@ -137,6 +139,8 @@ def assignment_context(student: str, assignment: str, rows: list[CellResult], no
     "revisit": [the exercises that lost points, most lost first, at most 3]}``. The ``*_html`` values are the
     text with its maths typeset (:func:`maths`); messages, reasons and notes have their long floats rounded.
     Test cells the outline does not know (an assignment outside the course) are grouped under "Other tests".
+    With `late` (:class:`autograde.results.late.Lateness`): "penalty" (points deducted), "final" (the score after it)
+    and "late" (what was deducted and why, in words; "" when nothing is to be said).
     """
     title, exercises = (course_outline or _course_outline)(assignment)
     by_id = {r.grade_id: r for r in rows}
@@ -157,33 +161,39 @@ def assignment_context(student: str, assignment: str, rows: list[CellResult], no
     return {"id": assignment, "title": title, "title_html": maths(title), "score": score, "max_score": max_score,
             "grade_class": _grade_class(score, max_score), "missing": missing, "not_graded": round_floats(not_graded),
             # (Notes quote what student code wrote: redacted here too, whoever made them.)
-            "notes": [round_floats(redact(n, hidden_tests(assignment))) for n in notes], "exercises": sections, "revisit": revisit}
+            "notes": [round_floats(redact(n, hidden_tests(assignment))) for n in notes], "exercises": sections, "revisit": revisit,
+            "penalty": late.penalty if late else 0.0, "final": score - (late.penalty if late else 0.0),
+            "late": late.explain() if late else ""}
 
 
 def feedback_context(student: str, rows: list[CellResult], notes: dict | None = None, lms_id: str = "",
-                     course_outline: Callable[[str], tuple[str, list[Exercise]]] | None = None) -> dict:
+                     course_outline: Callable[[str], tuple[str, list[Exercise]]] | None = None,
+                     lateness: dict | None = None) -> dict:
     """What the feedback template gets for `student`, from their rows of scores.csv.
 
     ``{"student", "lms_id", "assignments": [see assignment_context]}``, assignments in the order of `rows`.
     `notes` maps (student_id, assignment) to sentences on what the grader repaired or flagged in that notebook;
-    `course_outline` gives an assignment's (title, exercises) (by default read from the course's notebooks).
+    `course_outline` gives an assignment's (title, exercises) (by default read from the course's notebooks);
+    `lateness` maps (student_id, assignment) to its :class:`autograde.results.late.Lateness`.
     """
-    notes = notes or {}
+    notes, lateness = notes or {}, lateness or {}
     by_assignment: dict[str, list[CellResult]] = defaultdict(list)
     for r in rows:
         by_assignment[r.assignment].append(r)
     return {"student": student, "lms_id": lms_id,
-            "assignments": [assignment_context(student, a, own, notes.get((student, a), []), course_outline)
-                            for a, own in by_assignment.items()]}
+            "assignments": [assignment_context(student, a, own, notes.get((student, a), []), course_outline,
+                                               lateness.get((student, a))) for a, own in by_assignment.items()]}
 
 
 def write_feedback(rows: list[CellResult], folder: Path, notes: dict | None = None,
-                   lms_ids: dict | None = None) -> list[Path]:
+                   lms_ids: dict | None = None, lateness: dict | None = None) -> list[Path]:
     """Write ``folder/<student_id>.html`` for every student; returns the paths.
 
     `notes` maps (student_id, assignment) to sentences on what the grader
     repaired or flagged in that notebook; they are shown under the summary.
-    `lms_ids` maps student ids to the LMS's user ids, shown beside them.
+    `lms_ids` maps student ids to the LMS's user ids, shown beside them. `lateness` (by (student_id, assignment),
+    :func:`autograde.results.late.assess`) gives each late penalty: the page shows the final score and says what
+    was deducted and why.
     """
     lms_ids = lms_ids or {}
     folder.mkdir(parents=True, exist_ok=True)
@@ -193,6 +203,7 @@ def write_feedback(rows: list[CellResult], folder: Path, notes: dict | None = No
     written = []
     for student, own in sorted(by_student.items()):
         path = folder / f"{student}.html"
-        path.write_text(render("feedback.html.j2", **feedback_context(student, own, notes, lms_ids.get(student, ""))))
+        path.write_text(render("feedback.html.j2", **feedback_context(student, own, notes, lms_ids.get(student, ""),
+                                                                      lateness=lateness)))
         written.append(path)
     return written

@@ -12,6 +12,7 @@ from collections import Counter, defaultdict
 from pathlib import Path
 
 from ..results.classify import CellResult, Status, hidden_tests
+from ..results.late import Lateness
 from ..results.tracebacks import redact
 from .render import render
 
@@ -40,8 +41,28 @@ def _figure(handed_in: list[float], max_score: float, order: list[str], rates: l
         return _png(fig)
 
 
-def report_context(rows: list[CellResult], seconds: float, graded: int, notes: dict | None = None) -> dict:
-    """What the report template gets (see its header), from the rows of scores.csv and the run's figures."""
+def late_context(lateness: dict[tuple[str, str], Lateness] | None) -> dict:
+    """The report's late section: the submissions handed in late (most late first), those whose time is unknown,
+    those whose time is a zip entry's date, and those an LMS marked late under its own policy (Canvas)."""
+    found = sorted((lateness or {}).values(), key=lambda lt: (lt.assignment, lt.student))
+
+    def row(lt: Lateness) -> dict:
+        return {"student": lt.student, "assignment": lt.assignment, "due": lt.due.isoformat() if lt.due else "",
+                "extension": lt.extension, "submitted_at": lt.submitted_at.isoformat() if lt.submitted_at else "",
+                "late_by": lt.late_by_hours, "penalty": lt.penalty, "raw": lt.raw_score, "final": lt.score,
+                "source": lt.columns()["time_source"]}
+    late = sorted((lt for lt in found if lt.seconds_late is not None and lt.seconds_late > 0),
+                  key=lambda lt: -lt.seconds_late)
+    return {"rule": next((lt.rule for lt in found if lt.rule), ""), "late": [row(lt) for lt in late],
+            "unknown": [row(lt) for lt in found if lt.unknown],
+            "fallback": [row(lt) for lt in found if lt.fallback and lt.seconds_late is not None],
+            "lms_marked": [row(lt) for lt in found if lt.lms_policy and lt.marked_late]}
+
+
+def report_context(rows: list[CellResult], seconds: float, graded: int, notes: dict | None = None,
+                   lateness: dict[tuple[str, str], Lateness] | None = None) -> dict:
+    """What the report template gets (see its header), from the rows of scores.csv, the run's figures and the late
+    penalties (:func:`late_context`)."""
     by_assignment: dict[str, list[CellResult]] = defaultdict(list)
     for r in rows:
         by_assignment[r.assignment].append(r)
@@ -77,15 +98,18 @@ def report_context(rows: list[CellResult], seconds: float, graded: int, notes: d
         # Notes quote what student code wrote (a dead kernel's last words): redacted here too, whoever made them.
         "notes": [{"student": s, "assignment": a, "note": redact(n, hidden_tests(a))}
                   for (s, a), lines in sorted((notes or {}).items()) for n in lines],
+        "late": late_context(lateness),
     }
 
 
-def write_report(rows: list[CellResult], path: Path, seconds: float, graded: int, notes: dict | None = None) -> Path:
+def write_report(rows: list[CellResult], path: Path, seconds: float, graded: int, notes: dict | None = None,
+                 lateness: dict[tuple[str, str], Lateness] | None = None) -> Path:
     """Write the instructor's HTML report to `path`: score distributions, pass rate per test cell, problems, run time.
 
     `graded` is the number of notebooks this run graded (the others were
     reused) in `seconds`. `notes` (as for :func:`autograde.pages.feedback.write_feedback`)
-    are listed at the end: the notebooks the grader repaired, and those flagged for tampering.
+    are listed at the end: the notebooks the grader repaired, and those flagged for tampering. `lateness`
+    (:func:`autograde.results.late.assess`) lists the late students and those whose submission time is unknown.
     """
-    path.write_text(render("report.html.j2", **report_context(rows, seconds, graded, notes)))
+    path.write_text(render("report.html.j2", **report_context(rows, seconds, graded, notes, lateness)))
     return path

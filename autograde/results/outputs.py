@@ -11,17 +11,24 @@ from pathlib import Path
 
 from ..intake.lms import spreadsheet_cell
 from .classify import CellResult
+from .late import LATE_COLUMNS, Lateness
 
 SCORE_COLUMNS = ["student_id", "lms_user_id", "assignment", "grade_id", "score", "max_score", "status", "message"]
-GRADE_COLUMNS = ["student_id", "lms_user_id", "assignment", "score", "max_score"]
+# score is the final score (after any late penalty, :mod:`autograde.results.late`); raw_score the one before it.
+GRADE_COLUMNS = ["student_id", "lms_user_id", "assignment", "score", "max_score", *LATE_COLUMNS]
 NOTE_COLUMNS = ["student_id", "lms_user_id", "assignment", "note"]
 
 
-def write_csvs(rows: list[CellResult], out: Path, lms_ids: dict[str, str] | None = None) -> None:
+def write_csvs(rows: list[CellResult], out: Path, lms_ids: dict[str, str] | None = None,
+               lateness: dict[tuple[str, str], Lateness] | None = None) -> None:
     """Write scores.csv (one row per test cell) and grades.csv (one row per submission) into `out`.
 
-    `lms_ids` maps student ids to the LMS's own user ids (column lms_user_id, empty where unknown).
+    `lms_ids` maps student ids to the LMS's own user ids (column lms_user_id, empty where unknown). `lateness`
+    (:func:`autograde.results.late.assess`) gives each submission's late penalty: grades.csv's score is the final
+    score, with the raw score, the penalty, the submission time, the hours late and where the time came from beside
+    it; scores.csv keeps the test cells' own points.
     """
+    lateness = lateness or {}
     lms_ids = lms_ids or {}
     out.mkdir(parents=True, exist_ok=True)
     with open(out / "scores.csv", "w", newline="") as f:
@@ -39,8 +46,10 @@ def write_csvs(rows: list[CellResult], out: Path, lms_ids: dict[str, str] | None
         writer = csv.writer(f)
         writer.writerow(GRADE_COLUMNS)
         for (student, assignment), (score, max_score) in totals.items():
-            writer.writerow([spreadsheet_cell(student), spreadsheet_cell(lms_ids.get(student, "")), assignment, score,
-                             max_score])
+            late = lateness.get((student, assignment)) or Lateness(student, assignment, score, max_score)
+            writer.writerow([spreadsheet_cell(student), spreadsheet_cell(lms_ids.get(student, "")), assignment,
+                             round(score - late.penalty, 6), max_score,
+                             *(spreadsheet_cell(v) for v in late.columns().values())])
 
 
 def write_notes(notes: dict[tuple[str, str], list[str]], path: Path, lms_ids: dict[str, str] | None = None) -> None:

@@ -1,0 +1,173 @@
+"""When each submission was handed in, as the export itself says it.
+
+Each system says it in its own place and format:
+
+- nbgrader: ``timestamp.txt`` beside the notebook (``<student>/<assignment>/timestamp.txt``), written by
+  ``nbgrader submit`` / ``collect`` as ``2026-03-01 22:10:05.123456 UTC`` (``timestamp_format``
+  ``%Y-%m-%d %H:%M:%S.%f %Z``) and by ``zip_collect`` as ISO 8601; read with nbgrader's own
+  :func:`nbgrader.utils.parse_utc` (no zone: UTC, as nbgrader reads it).
+- Gradescope: ``submission_metadata.yml``, ``:created_at: 2026-03-01 22:10:05.123456000 +01:00``.
+- Blackboard: the attempt's ``.txt`` receipt, ``Date Submitted: Sunday, 1 March 2026 22:10:05 o'clock CET``
+  (or ``... 10:10:05 PM EST``), else the attempt time stamp in the file name, ``attempt_2026-03-01-22-10-05``
+  (the server's local time, no zone).
+- Moodle: the grading worksheet's column ``Last modified (submission)``,
+  ``Sunday, 1 March 2026, 10:10 PM`` (``strftimedaydatetime``, in the downloading teacher's time zone, which
+  the file does not name); ``-`` where nothing was submitted.
+- Canvas: no time, only ``LATE`` in the file name; Canvas's own gradebook applies its late policy.
+- A zip entry's date (local time, no zone): only where nothing else says, and the output says it was used.
+
+A time without a zone (Moodle's, Blackboard's file name, a zip entry's) is kept naive here and read in the due
+date's time zone by :mod:`autograde.results.late`, which says so.
+"""
+from __future__ import annotations
+
+import csv
+import re
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta, timezone
+from pathlib import Path, PurePosixPath
+
+NBGRADER_TIMESTAMP = "timestamp.txt"
+NBGRADER = "nbgrader timestamp.txt"
+GRADESCOPE = "Gradescope submission_metadata.yml :created_at:"
+BLACKBOARD_RECEIPT = "Blackboard receipt (Date Submitted)"
+BLACKBOARD_NAME = "Blackboard attempt time in the file name"
+MOODLE = "Moodle grading worksheet (Last modified (submission))"
+ZIP_DATE = "zip entry date (fallback: the export says no time)"
+CANVAS = "Canvas (no time in the export; Canvas's gradebook applies its own late policy)"
+MOODLE_COLUMN = "Last modified (submission)"
+
+# Blackboard writes a zone abbreviation; these are the common ones (an unknown one leaves the time naive).
+_ABBREVIATIONS = {"UTC": 0, "GMT": 0, "Z": 0, "WET": 0, "WEST": 1, "BST": 1, "CET": 1, "CEST": 2, "EET": 2,
+                  "EEST": 3, "MSK": 3, "EST": -5, "EDT": -4, "CST": -6, "CDT": -5, "MST": -7, "MDT": -6,
+                  "PST": -8, "PDT": -7, "AKST": -9, "AKDT": -8, "HST": -10, "AEST": 10, "AEDT": 11, "ACST": 9.5,
+                  "ACDT": 10.5, "AWST": 8, "NZST": 12, "NZDT": 13, "JST": 9, "KST": 9, "SGT": 8, "HKT": 8}
+
+
+@dataclass(frozen=True)
+class SubmissionTime:
+    """When one submission was handed in, and which evidence says so."""
+
+    when: datetime | None = None  # aware; naive where the evidence names no zone; None: unknown
+    source: str = ""  # which evidence gave it (one of this module's constants)
+    fallback: bool = False  # the zip entry's date: nothing better was in the export
+    lms_policy: bool = False  # the LMS applies its own late policy (Canvas): no penalty here
+    marked_late: bool = False  # the LMS marked it late (Canvas's LATE)
+
+
+def nbgrader_timestamp(text: str) -> datetime | None:
+    """The time in an nbgrader ``timestamp.txt`` (aware, UTC), or None if it is empty or unreadable."""
+    from nbgrader.utils import parse_utc
+
+    text = text.strip()
+    if not text:
+        return None
+    try:
+        parsed = parse_utc(text)  # (naive UTC, as nbgrader keeps it)
+    except (ValueError, OverflowError, TypeError):
+        return None
+    return parsed.replace(tzinfo=UTC)
+
+
+def gradescope_created_at(value) -> datetime | None:
+    """Gradescope's ``:created_at:`` as YAML loaded it (a datetime, or text it did not read as one); aware."""
+    import dateutil.parser
+
+    if isinstance(value, str):
+        try:
+            value = dateutil.parser.parse(value)
+        except (ValueError, OverflowError):
+            return None
+    if not isinstance(value, datetime):
+        return None
+    return value if value.tzinfo else value.replace(tzinfo=UTC)  # (YAML: a time without a zone is UTC)
+
+
+def blackboard_receipt(text: str) -> datetime | None:
+    """The ``Date Submitted:`` line of a Blackboard receipt: aware where its zone is known, else naive; None if none."""
+    import dateutil.parser
+
+    found = re.search(r"^\s*Date Submitted:\s*(.+?)\s*$", text, re.MULTILINE)
+    if not found:
+        return None
+    stamp = found[1].replace("o'clock", " ").strip()
+    zone = re.search(r"\s([A-Z]{1,5})$", stamp)
+    offset = _ABBREVIATIONS.get(zone[1]) if zone else None
+    if zone:
+        stamp = stamp[:zone.start()]
+    try:
+        parsed = dateutil.parser.parse(stamp)
+    except (ValueError, OverflowError):
+        return None
+    if parsed.tzinfo is None and offset is not None:
+        parsed = parsed.replace(tzinfo=timezone(timedelta(hours=offset)))
+    return parsed
+
+
+def blackboard_name(stamp: str) -> datetime | None:
+    """The attempt time stamp of a Blackboard file name, ``2026-03-01-22-10-05`` (naive: the server's local time)."""
+    try:
+        return datetime.strptime(stamp, "%Y-%m-%d-%H-%M-%S")
+    except ValueError:
+        return None
+
+
+def moodle_date(text: str) -> datetime | None:
+    """A date of Moodle's grading worksheet (``Sunday, 1 March 2026, 10:10 PM``; naive), None for ``-`` or other text."""
+    import dateutil.parser
+
+    text = text.strip()
+    if not text or text == "-":
+        return None
+    try:
+        return dateutil.parser.parse(text)
+    except (ValueError, OverflowError):
+        return None
+
+
+def moodle_worksheet_times(path: Path) -> dict[str, datetime | None]:
+    """Participant id -> the worksheet's ``Last modified (submission)`` (naive), for a Moodle grading worksheet;
+    {} for any other file (a Canvas gradebook has no such column)."""
+    with open(path, newline="", encoding="utf-8-sig", errors="replace") as f:
+        rows = list(csv.reader(f))
+    if not rows:
+        return {}
+    header = [h.strip().lower() for h in rows[0]]
+    if "identifier" not in header or MOODLE_COLUMN.lower() not in header:
+        return {}
+    who, when = header.index("identifier"), header.index(MOODLE_COLUMN.lower())
+    found = {}
+    for row in rows[1:]:
+        number = re.search(r"(\d+)\s*$", row[who]) if len(row) > who else None
+        if number:
+            found[number[1]] = moodle_date(row[when]) if len(row) > when else None
+    return found
+
+
+def evidence(layout: str, root: Path, rel: PurePosixPath, entry, zipped: bool) -> SubmissionTime:
+    """When the file `rel` of the export in `root`, read by `layout` as `entry` (:class:`autograde.intake.lms.Entry`),
+    was handed in, as the export says; a zip entry's date where nothing else does and `zipped`."""
+    found: SubmissionTime | None = None
+    if layout == "canvas":
+        return SubmissionTime(None, CANVAS, lms_policy=True, marked_late=entry.late)
+    if layout == "nbgrader":
+        stamp = root / rel.parent / NBGRADER_TIMESTAMP
+        if stamp.is_file():
+            when = nbgrader_timestamp(stamp.read_text(errors="replace"))
+            found = SubmissionTime(when, NBGRADER) if when else None
+    elif layout == "gradescope" and entry.attempt:
+        when = gradescope_created_at(entry.attempt[0])
+        found = SubmissionTime(when, GRADESCOPE) if when else None
+    elif layout == "blackboard" and entry.attempt:
+        receipt = root / rel.parent / f"{entry.context}_{entry.lms_id}_attempt_{entry.attempt[0]}.txt"
+        when = blackboard_receipt(receipt.read_text(errors="replace")) if receipt.is_file() else None
+        if when is not None:
+            found = SubmissionTime(when, BLACKBOARD_RECEIPT)
+        else:
+            when = blackboard_name(entry.attempt[0])
+            found = SubmissionTime(when, BLACKBOARD_NAME) if when else None
+    if found is not None:
+        return found
+    if zipped:  # (extraction dated the file by the entry's date_time, read as local time: read back the same way)
+        return SubmissionTime(datetime.fromtimestamp((root / rel).stat().st_mtime), ZIP_DATE, fallback=True)
+    return SubmissionTime()

@@ -1,0 +1,395 @@
+"""Due dates, late penalties and extensions (issue 24): the arithmetic, each export's submission time, and the outputs.
+
+The fast tests here take milliseconds: the arithmetic of :mod:`autograde.results.late`, the times
+:mod:`autograde.intake.times` reads from exports as each system writes them (via the real
+:func:`autograde.intake.collect.collect`), and the writers (grades.csv, the gradebook import, the feedback page, the
+report) on synthetic rows. The end-to-end tests grade a few chapter-1 notebooks in a Moodle export through
+``python -m autograde grade``.
+"""
+from datetime import UTC, datetime, timedelta, timezone
+from zoneinfo import ZoneInfo
+
+import nbformat
+import pytest
+from nbgrader.plugins import LateSubmissionPlugin
+from traitlets.config import Config
+
+from autograde import gradebook
+from autograde.course import assignment_ids
+from autograde.intake import times
+from autograde.intake.collect import collect
+from autograde.pages.feedback import write_feedback
+from autograde.pages.report import write_report
+from autograde.results.classify import CellResult, Status
+from autograde.results.late import Extension, LatePolicy, assess, parse_when, policy_from, read_extensions
+from autograde.results.outputs import write_csvs
+from tests.support.commands import grade_command, read_rows, run_main, write_zip
+from tests.support.synthetic import completed_notebook
+
+FIRST = assignment_ids()[0]
+BERLIN = ZoneInfo("Europe/Berlin")
+DAY, HOUR = 86400.0, 3600.0
+
+
+def policy(**settings) -> LatePolicy:
+    return LatePolicy(**{"due": "2026-03-01T23:59+01:00", "late_penalty": "10%/day", **settings})
+
+
+def rows(student: str, score: float = 8.0, max_score: float = 10.0, status=Status.PASSED) -> list[CellResult]:
+    """Two test cells of `student`'s FIRST worth `score` of `max_score` in all."""
+    return [CellResult(student, FIRST, "test_a", score / 2, max_score / 2, status, ""),
+            CellResult(student, FIRST, "test_b", score / 2, max_score / 2, status, "")]
+
+
+# The due date and the rule --------------------------------------------------------------------------------------
+
+def test_a_due_date_is_read_with_its_offset_z_or_zone_name():
+    assert parse_when("2026-03-01T23:59+01:00") == datetime(2026, 3, 1, 22, 59, tzinfo=UTC)
+    assert parse_when("2026-03-01T22:59Z") == datetime(2026, 3, 1, 22, 59, tzinfo=UTC)
+    named = parse_when("2026-07-01T23:59 Europe/Berlin")
+    assert named.utcoffset() == timedelta(hours=2), "summer time in Berlin is UTC+2"
+
+
+@pytest.mark.parametrize("naive", ["2026-03-01T23:59", "2026-03-01"])
+def test_a_due_date_without_a_time_zone_is_refused_with_what_to_write(naive):
+    with pytest.raises(ValueError) as refused:
+        policy(due=naive).due_date()
+    assert "no time zone" in str(refused.value) and "+01:00" in str(refused.value), refused.value
+
+
+def test_the_rule_is_read_from_late_penalty_or_from_penalty_and_per():
+    assert policy(late_penalty="10%/day").rule() == (10.0, "day")
+    assert policy(late_penalty="5%/hour").rule() == (5.0, "hour")
+    assert policy(late_penalty="2.5 % per hours").rule() == (2.5, "hour")
+    assert policy(late_penalty="", penalty=7, per="hour").rule() == (7.0, "hour")
+    with pytest.raises(ValueError) as refused:
+        policy(late_penalty="10 points a week").rule()
+    assert "10%/day" in str(refused.value), refused.value
+
+
+def test_a_penalty_without_a_due_date_is_said_not_silently_dropped(caplog):
+    found, _ = policy_from(Config({"LatePolicy": {"late_penalty": "10%/day"}}))
+    assert found.due_date() is None
+    assert "no due date" in caplog.text and "10%/day" in caplog.text, caplog.text
+
+
+def test_it_is_nbgraders_late_submission_plugin():
+    plugin = policy()
+    assert isinstance(plugin, LateSubmissionPlugin)
+    # nbgrader's own call (no max score): a share of the score; ours: of the maximum score.
+    assert plugin.late_submission_penalty("ann", 8.0, 1.5 * DAY) == pytest.approx(1.6)
+    assert plugin.late_submission_penalty("ann", 8.0, 1.5 * DAY, 10.0) == pytest.approx(2.0)
+
+
+# The arithmetic -------------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("seconds, units", [(-5.0, 0), (0.0, 0), (1.0, 1), (DAY, 1), (DAY + 1, 2), (3 * DAY, 3)])
+def test_each_started_day_counts(seconds, units):
+    assert policy().units_late(seconds) == units
+
+
+def test_each_started_hour_counts_when_the_rule_is_per_hour():
+    assert [policy(late_penalty="5%/hour").units_late(s) for s in (1, HOUR, HOUR + 1, 10 * HOUR)] == [1, 1, 2, 10]
+
+
+def test_the_grace_period_is_on_time_and_units_count_from_its_end():
+    graced = policy(grace=15)
+    assert graced.units_late(15 * 60) == 0, "15 minutes late is within 15 minutes' grace"
+    assert graced.units_late(15 * 60 + 1) == 1
+    assert graced.units_late(DAY + 15 * 60) == 1, "a day after the grace period's end is still the first day"
+    assert graced.units_late(DAY + 15 * 60 + 1) == 2
+
+
+def test_the_cap_is_the_most_ever_deducted_and_never_more_than_the_score():
+    capped = policy(cap=30)
+    assert capped.percent_deducted(2 * DAY) == 20
+    assert capped.percent_deducted(9 * DAY) == 30
+    assert capped.late_submission_penalty("ann", 10.0, 9 * DAY, 10.0) == pytest.approx(3.0)
+    assert policy().late_submission_penalty("ann", 1.0, 9 * DAY, 10.0) == 1.0, "the final score never goes below 0"
+
+
+def test_lateness_is_measured_between_instants_across_a_daylight_saving_change():
+    # Berlin moved its clocks forward on 2026-03-29: 12:30 the next day by the wall clock is 23.5 real hours.
+    rule = policy(due="2026-03-28T12:00 Europe/Berlin", late_penalty="1%/hour")
+    submitted = {("ann", FIRST): times.SubmissionTime(datetime(2026, 3, 29, 12, 30, tzinfo=BERLIN), times.NBGRADER)}
+    [late] = assess(rows("ann"), submitted, rule).values()
+    assert late.seconds_late == 23.5 * HOUR and late.units == 24 and late.late_by_hours == 23.5
+
+
+def test_times_in_other_zones_are_compared_as_instants():
+    # 23:30 in New York is 05:30 the next morning in Berlin: late, whatever either wall clock says.
+    submitted = {("ann", FIRST): times.SubmissionTime(datetime(2026, 3, 1, 23, 30, tzinfo=ZoneInfo("America/New_York")),
+                                                      times.GRADESCOPE)}
+    [late] = assess(rows("ann"), submitted, policy()).values()
+    assert late.late_by_hours == pytest.approx(5.52, abs=0.01) and late.penalty == pytest.approx(1.0)
+    assert late.submitted_at.isoformat() == "2026-03-02T05:30:00+01:00", "shown in the due date's zone"
+
+
+# Extensions -----------------------------------------------------------------------------------------------------
+
+def test_extensions_by_student_id_or_lms_user_id_with_a_new_date_or_days(tmp_path):
+    path = tmp_path / "extensions.csv"
+    path.write_text("student_id,lms_user_id,due,days,assignment\n"
+                    "ann,,2026-03-05T12:00,,\n"          # a new date, without a zone: the due date's
+                    ",4242,,2,\n"                         # two days, by LMS user id
+                    "cat,,,1,99-not-this-one\n")          # for another assignment only
+    rule = policy(extensions=str(path))
+    found = read_extensions(path, rule.due_date().tzinfo)
+    assert found["ann"][0].due.isoformat() == "2026-03-05T12:00:00+01:00"
+    assert found["4242"][0].days == 2
+    three_days = datetime(2026, 3, 4, 12, 0, tzinfo=timezone(timedelta(hours=1)))
+    submitted = {(s, FIRST): times.SubmissionTime(three_days, times.NBGRADER) for s in ("ann", "bob", "cat")}
+    got = assess(rows("ann") + rows("bob") + rows("cat"), submitted, rule, found, {"bob": "4242"})
+    assert got[("ann", FIRST)].penalty == 0 and got[("ann", FIRST)].late_by_hours == 0
+    assert got[("bob", FIRST)].units == 1 and got[("bob", FIRST)].penalty == pytest.approx(1.0)
+    assert "extended by 2 day(s)" in got[("bob", FIRST)].explain()
+    assert got[("cat", FIRST)].units == 3, "an extension for another assignment does not apply"
+
+
+def test_extra_days_keep_the_due_dates_wall_clock_across_daylight_saving():
+    due = parse_when("2026-03-28T23:59 Europe/Berlin")
+    assert Extension(days=1).applied(due).isoformat() == "2026-03-29T23:59:00+02:00"
+
+
+def test_a_bad_extensions_file_is_refused_naming_the_line(tmp_path):
+    path = tmp_path / "extensions.csv"
+    path.write_text("student_id,days\nann,two\n")
+    with pytest.raises(ValueError) as refused:
+        policy_from(Config({"LatePolicy": {"due": "2026-03-01T23:59+01:00", "extensions": str(path)}}))
+    assert "line 2" in str(refused.value) and "'two'" in str(refused.value), refused.value
+    path.write_text("name,when\nann,tomorrow\n")
+    with pytest.raises(ValueError) as refused:
+        read_extensions(path, UTC)
+    assert "student_id or lms_user_id" in str(refused.value), refused.value
+
+
+# Each export's time, as each system writes it --------------------------------------------------------------------
+
+def collected_times(tmp_path, files, *, zipped=True, dates=None):
+    """The submission times :func:`collect` reads from an export of `files` (a zip, or a folder)."""
+    if zipped:
+        source = write_zip(tmp_path / "export.zip", files, dates)
+    else:
+        source = tmp_path / "export"
+        for name, content in files.items():
+            (source / name).parent.mkdir(parents=True, exist_ok=True)
+            (source / name).write_text(content)
+    return collect(source, tmp_path / "out" / "submitted", [FIRST]).times
+
+
+def test_nbgrader_timestamp_txt_as_submit_and_zip_collect_write_it(tmp_path):
+    files = {f"ann/{FIRST}/{FIRST}.ipynb": "", f"ann/{FIRST}/timestamp.txt": "2026-03-01 22:10:05.123456 UTC",
+             f"bob/{FIRST}/{FIRST}.ipynb": "", f"bob/{FIRST}/timestamp.txt": "2026-03-01 23:10:05+01:00\n",
+             f"cat/{FIRST}/{FIRST}.ipynb": ""}
+    found = collected_times(tmp_path, files, zipped=False)
+    assert found[("ann", FIRST)].when == datetime(2026, 3, 1, 22, 10, 5, 123456, tzinfo=UTC)
+    assert found[("bob", FIRST)].when == datetime(2026, 3, 1, 22, 10, 5, tzinfo=UTC)
+    assert found[("ann", FIRST)].source == times.NBGRADER
+    assert found[("cat", FIRST)].when is None, "no timestamp.txt in a folder: unknown"
+
+
+def test_gradescope_created_at_from_submission_metadata(tmp_path):
+    metadata = ("submission_3001:\n  :submitters:\n  - :name: Ann Lee\n    :sid: '1001'\n    :email: ann@example.edu\n"
+                "  :created_at: 2026-03-01 23:58:41.112233000 -08:00\n  :score: 10.0\n  :status: processed\n")
+    found = collected_times(tmp_path, {"submission_metadata.yml": metadata,
+                                       f"submission_3001/{FIRST}.ipynb": ""})
+    when = found[("Ann-Lee", FIRST)]
+    assert when.source == times.GRADESCOPE
+    assert when.when == datetime(2026, 3, 2, 7, 58, 41, 112233, tzinfo=UTC)
+
+
+RECEIPT = """\
+Name: Ann Lee (alee)
+Assignment: Homework 01
+Date Submitted: Monday, 2 March 2026 09:15:30 o'clock CET
+Current Grade: Needs Grading
+
+Submission Field:
+There is no student submission text data for this assignment.
+
+Comments:
+There are no student comments for this assignment.
+
+Files:
+\tOriginal filename: 01-weighted-sum.ipynb
+\tFilename: Homework 01_alee_attempt_2026-03-02-09-15-30_01-weighted-sum.ipynb
+"""
+
+
+def test_blackboard_receipt_date_submitted_else_the_attempt_time_in_the_name(tmp_path):
+    files = {"Homework 01_alee_attempt_2026-03-02-09-15-30_01-weighted-sum.ipynb": "",
+             "Homework 01_alee_attempt_2026-03-02-09-15-30.txt": RECEIPT,
+             "Homework 01_bkim_attempt_2026-03-01-20-00-00_01-weighted-sum.ipynb": ""}
+    found = collected_times(tmp_path, files, zipped=False)
+    assert found[("alee", FIRST)].source == times.BLACKBOARD_RECEIPT
+    assert found[("alee", FIRST)].when == datetime(2026, 3, 2, 8, 15, 30, tzinfo=UTC)
+    assert found[("bkim", FIRST)].source == times.BLACKBOARD_NAME
+    assert found[("bkim", FIRST)].when == datetime(2026, 3, 1, 20, 0), "the name's time has no zone: naive"
+    us = times.blackboard_receipt("Date Submitted: Sunday, March 1, 2026 9:01:55 PM EST\n")
+    assert us == datetime(2026, 3, 2, 2, 1, 55, tzinfo=UTC)
+
+
+def test_moodle_worksheet_last_modified_submission(tmp_path):
+    path = tmp_path / "worksheet.csv"
+    path.write_text(MOODLE_WORKSHEET)
+    assert times.moodle_worksheet_times(path) == {"123456": datetime(2026, 3, 1, 22, 10),
+                                                  "123457": datetime(2026, 3, 3, 9, 5), "123458": None,
+                                                  "123459": None}
+
+
+def test_a_zip_entrys_date_is_a_fallback_that_says_so(tmp_path):
+    files = {f"Ann Lee_123456_assignsubmission_file_/{FIRST}.ipynb": ""}
+    found = collected_times(tmp_path, files, dates={f"Ann Lee_123456_assignsubmission_file_/{FIRST}.ipynb":
+                                                    (2026, 3, 2, 10, 30, 0)})
+    when = found[("Ann-Lee", FIRST)]
+    assert when.fallback and when.source == times.ZIP_DATE and when.when == datetime(2026, 3, 2, 10, 30)
+    [late] = assess(rows("Ann-Lee"), found, policy()).values()
+    assert late.zone_assumed and late.units == 1
+    assert "zip entry date" in late.columns()["time_source"] and "read in the due date's" in late.columns()["time_source"]
+
+
+def test_canvas_late_marker_is_reported_and_never_penalised(tmp_path):
+    found = collected_times(tmp_path, {f"leeann_LATE_12345_900001_{FIRST}.ipynb": ""})
+    assert found[("leeann", FIRST)].marked_late and found[("leeann", FIRST)].lms_policy
+    [late] = assess(rows("leeann"), found, policy()).values()
+    assert late.penalty == 0 and not late.unknown and "own late policy" in late.explain()
+
+
+def test_a_submission_whose_time_is_unknown_is_not_penalised_and_is_listed(tmp_path, caplog):
+    got = assess(rows("ann") + rows("bob", status=Status.MISSING, score=0), {}, policy())
+    assert got[("ann", FIRST)].unknown and got[("ann", FIRST)].penalty == 0
+    assert got[("ann", FIRST)].columns()["time_source"] == "unknown"
+    assert not got[("bob", FIRST)].unknown, "nothing handed in: no time to know"
+    assert "TIME UNKNOWN" in caplog.text and "ann" in caplog.text
+
+
+# The outputs ----------------------------------------------------------------------------------------------------
+
+MOODLE_WORKSHEET = """\
+Identifier,Full name,Email address,Status,Grade,Maximum grade,Grade can be changed,Last modified (submission),\
+Last modified (grade),Feedback comments
+Participant 123456,Ann Lee,ann@example.edu,Submitted for grading,,100.00,Yes,"Sunday, 1 March 2026, 10:10 PM",-,
+Participant 123457,Bob Kim,bob@example.edu,Submitted for grading,,100.00,Yes,"Tuesday, 3 March 2026, 9:05 AM",-,
+Participant 123458,Cat Roy,cat@example.edu,Submitted for grading,,100.00,Yes,-,-,
+Participant 123459,Dan Fox,dan@example.edu,No submission,,100.00,Yes,-,-,
+"""
+
+
+def test_the_penalty_shows_in_grades_csv_the_gradebook_import_the_feedback_and_the_report(tmp_path, monkeypatch):
+    monkeypatch.setattr("autograde.pages.report._figure", lambda *args: "")  # (no plot here: its text is tested)
+    worksheet = tmp_path / "worksheet.csv"
+    worksheet.write_text(MOODLE_WORKSHEET)
+    ids = {"Ann-Lee": "123456", "Bob-Kim": "123457", "Cat-Roy": "123458"}
+    graded = rows("Ann-Lee", 10) + rows("Bob-Kim", 10) + rows("Cat-Roy", 6)
+    got = assess(graded, {}, policy(), {}, ids, worksheet)
+    write_csvs(graded, tmp_path, ids, got)
+    grades = {r["student_id"]: r for r in read_rows(tmp_path / "grades.csv")}
+    bob = grades["Bob-Kim"]  # due Sunday 23:59, handed in Tuesday 09:05: two started days
+    assert (bob["score"], bob["raw_score"], bob["late_penalty"]) == ("8.0", "10.0", "2.0"), bob
+    assert bob["submitted_at"] == "2026-03-03T09:05:00+01:00" and bob["late_by"] == "33.1"
+    assert bob["time_source"].startswith(times.MOODLE)
+    assert (grades["Ann-Lee"]["score"], grades["Ann-Lee"]["late_by"]) == ("10.0", "0")
+    assert grades["Cat-Roy"]["time_source"] == "unknown" and grades["Cat-Roy"]["score"] == "6.0"
+
+    gradebook.fill(worksheet, tmp_path / "scores.csv", tmp_path, "blank", None, [FIRST])
+    filled = {r["Identifier"]: r["Grade"] for r in read_rows(tmp_path / "gradebook-import.csv")}
+    assert filled["Participant 123457"] == "80", f"the import must get the final score: {filled}"
+    assert filled["Participant 123456"] == "100" and filled["Participant 123458"] == "60"
+
+    write_feedback(graded, tmp_path / "feedback", {}, ids, got)
+    page = (tmp_path / "feedback" / "Bob-Kim.html").read_text()
+    for said in ("Late penalty: 2 points deducted", "8 / 10 points", "2026-03-01T23:59+01:00",
+                 "2026-03-03T09:05+01:00", "33.1 hours late", "10% of the maximum score for each started day late"):
+        assert said in page, f"the feedback page does not say {said!r}"
+    assert "Late penalty" not in (tmp_path / "feedback" / "Ann-Lee.html").read_text()
+
+    report = write_report(graded, tmp_path / "report.html", 1.0, 3, {}, got).read_text()
+    assert "Late submissions" in report and "Bob-Kim" in report.split("Late submissions")[1]
+    unknown = report.split("Submission time unknown")[1]
+    assert "Cat-Roy" in unknown and "Ann-Lee" not in unknown
+
+
+def test_the_command_refuses_a_due_date_without_a_zone_before_grading(tmp_path):
+    (tmp_path / "export").mkdir()
+    status, _, err = run_main("grade", str(tmp_path / "export"), "--out", str(tmp_path / "out"),
+                              "--due", "2026-03-01T23:59", "--late-penalty", "10%/day")
+    assert status == 2 and "no time zone" in err, err
+    assert not (tmp_path / "out").exists(), "nothing may be written before the due date is understood"
+
+
+def test_the_late_settings_change_no_cache_key():
+    from autograde.grade import settings_in_force
+
+    plain = settings_in_force({})
+    assert settings_in_force({"LatePolicy": {"due": "2026-03-01T23:59+01:00", "late_penalty": "10%/day",
+                                             "cap": 50.0}}) == plain
+
+
+# End to end: a Moodle export through `python -m autograde grade` -------------------------------------------------
+
+@pytest.fixture(scope="module")
+def moodle_class(tmp_path_factory):
+    """Four students' completed chapter-1 notebooks in a Moodle export (a folder: no zip dates), the grading
+    worksheet with their times, and an extensions CSV giving Cat two more days."""
+    folder = tmp_path_factory.mktemp("late")
+    export = folder / "export"
+    reference = nbformat.writes(completed_notebook(FIRST))
+    for name in ("Ann Lee_123456", "Bob Kim_123457", "Cat Roy_123458", "Eve Ng_123460"):
+        (export / f"{name}_assignsubmission_file_").mkdir(parents=True)
+        (export / f"{name}_assignsubmission_file_" / f"{FIRST}.ipynb").write_text(reference)
+    worksheet = MOODLE_WORKSHEET.replace(
+        "Cat Roy,cat@example.edu,Submitted for grading,,100.00,Yes,-",
+        'Cat Roy,cat@example.edu,Submitted for grading,,100.00,Yes,"Tuesday, 3 March 2026, 8:00 PM"')
+    (folder / "worksheet.csv").write_text(worksheet)  # Eve has no row: her time is unknown
+    (folder / "extensions.csv").write_text("lms_user_id,days\n123458,2\n")
+    return folder
+
+
+def grade_late(folder, out, due):
+    return grade_command(folder / "export", out, "--assignment", FIRST, "--jobs", "1",
+                         "--gradebook", str(folder / "worksheet.csv"), "--due", due, "--late-penalty", "10%/day",
+                         "--extensions", str(folder / "extensions.csv"))
+
+
+@pytest.mark.slow
+@pytest.mark.sandbox
+def test_a_moodle_export_with_times_and_extensions_end_to_end(moodle_class):
+    out = moodle_class / "out"
+    proc = grade_late(moodle_class, out, "2026-03-01T23:59+01:00")
+    assert proc.returncode == 0, proc.stderr
+    grades = {r["student_id"]: r for r in read_rows(out / "grades.csv")}
+    assert set(grades) == {"Ann-Lee", "Bob-Kim", "Cat-Roy", "Eve-Ng"}
+    full = float(grades["Ann-Lee"]["max_score"])
+    assert all(float(g["raw_score"]) == full > 0 for g in grades.values()), grades
+    bob, cat, eve = grades["Bob-Kim"], grades["Cat-Roy"], grades["Eve-Ng"]
+    assert float(bob["late_penalty"]) == pytest.approx(0.2 * full) and float(bob["score"]) == pytest.approx(0.8 * full)
+    assert float(cat["late_penalty"]) == 0 and float(cat["late_by"]) == 0, "Cat's two extra days cover her"
+    assert eve["time_source"] == "unknown" and eve["submitted_at"] == "" and float(eve["score"]) == full
+    assert "TIME UNKNOWN" in proc.stderr and "Eve-Ng" in proc.stderr
+    assert "1 submission(s) penalised, 1 whose time is unknown" in proc.stdout
+
+    filled = {r["Identifier"]: r["Grade"] for r in read_rows(out / "gradebook-import.csv")}
+    assert filled["Participant 123457"] == "80" and filled["Participant 123456"] == "100", filled
+    page = (out / "feedback" / "Bob-Kim.html").read_text()
+    assert "Late penalty:" in page and "2 started days late" in page and "2026-03-03T09:05+01:00" in page
+    report = (out / "report.html").read_text()
+    assert "Bob-Kim" in report.split("Late submissions")[1].split("Submission time unknown")[0]
+    assert "Eve-Ng" in report.split("Submission time unknown")[1]
+
+
+@pytest.mark.slow
+@pytest.mark.sandbox
+def test_a_changed_due_date_gives_the_new_penalty_from_cached_grades(moodle_class):
+    out = moodle_class / "out-rerun"
+    assert grade_late(moodle_class, out, "2026-03-01T23:59+01:00").returncode == 0
+    before = {r["student_id"]: r for r in read_rows(out / "grades.csv")}
+    # A day later: Bob is now one started day late, and nothing is graded again.
+    proc = grade_late(moodle_class, out, "2026-03-02T23:59+01:00")
+    assert proc.returncode == 0, proc.stderr
+    assert "0 graded now, 4 unchanged" in proc.stdout, proc.stdout
+    after = {r["student_id"]: r for r in read_rows(out / "grades.csv")}
+    full = float(after["Bob-Kim"]["max_score"])
+    assert float(before["Bob-Kim"]["late_penalty"]) == pytest.approx(0.2 * full)
+    assert float(after["Bob-Kim"]["late_penalty"]) == pytest.approx(0.1 * full), after["Bob-Kim"]
+    filled = {r["Identifier"]: r["Grade"] for r in read_rows(out / "gradebook-import.csv")}
+    assert filled["Participant 123457"] == "90", filled
