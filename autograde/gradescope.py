@@ -210,7 +210,10 @@ def _penalty_text(grade: dict) -> str:
         penalty = 0.0
     if not penalty:
         return ""
-    late = f", {grade['late_by']} late" if grade.get("late_by") else ""
+    try:  # (hours, as grades.csv gives them)
+        late = f", {float(grade['late_by']):.4g} hour(s) late"
+    except (KeyError, ValueError):
+        late = f", {grade['late_by']} late" if grade.get("late_by") else ""
     return (f"Late penalty: submitted {grade.get('submitted_at', '')}{late}: {penalty:g} point(s) deducted from "
             f"{float(grade['raw_score']):g}, final score {float(grade['score']):g}.")
 
