@@ -192,10 +192,13 @@ def _grade_row(out: Path) -> dict:
         return next(r for r in csv.DictReader(f) if r["student_id"] == STUDENT)
 
 
-def _test_output(test: dict) -> str:
-    """What a test cell's box on Gradescope says: the feedback page's words for it."""
+def _test_output(test: dict, not_graded: str) -> str:
+    """What a test cell's box on Gradescope says: the feedback page's words for it (once for the whole notebook, at
+    the top, when `not_graded` says why no check could run)."""
     if test["passed"]:
         return "Passed."
+    if not_graded:
+        return "Not run: your notebook could not be graded (why is said at the top)."
     lines = [test["why"], test["message"]]
     if test["where"]:
         lines.append(f"Your code: {test['where']}")
@@ -231,7 +234,7 @@ def results_from(out: Path, assignment: str) -> dict:
             name = f"{section['heading']}: {test['description']}"
             tests.append({"name": f"{name} [{test['grade_id']}]", "score": test["score"],
                           "max_score": test["max_score"], "status": "passed" if test["passed"] else "failed",
-                          "output": _test_output(test),
+                          "output": _test_output(test, context["not_graded"]),
                           "visibility": AFTER_PUBLISHED if test["grade_id"] in hidden else VISIBLE,
                           "extra_data": {"grade_id": test["grade_id"],
                                          "status": next(str(r.status) for r in rows if r.grade_id == test["grade_id"])}})

@@ -242,6 +242,7 @@ def test_gradescope_broken_notebook_gets_a_clear_result(autograder_zip, tmp_path
     assert len(results["tests"]) == len(CELLS) and all(t["score"] == 0 for t in results["tests"]), results["tests"]
     assert "could not be graded" in results["output"] and "notebook" in results["output"].lower(), results["output"]
     assert "Traceback" not in results["output"] + json.dumps(results["tests"]), results
+    assert all("could not be graded" in t["output"] for t in results["tests"]), results["tests"][0]
 
 
 @pytest.mark.slow
@@ -254,6 +255,20 @@ def test_gradescope_grader_failure_is_said_not_crashed(autograder_zip, tmp_path)
     assert results["score"] == 0 and "not a grade of your work" in results["output"], results
     assert "Traceback" in log and "gradescope.json" in log, log
     assert "Traceback" not in results["output"]
+
+
+@pytest.mark.slow
+@pytest.mark.sandbox
+def test_gradescope_grade_command_failing_is_said_not_graded(autograder_zip, tmp_path):
+    # The grade command itself fails (here: settings that raise): no grade of the student's work, and the instructor
+    # sees why in the log.
+    root = lay_out(autograder_zip, tmp_path, {f"{A}.ipynb": nbformat.writes(completed_notebook(A))}, metadata())
+    settings = root / "source" / "autograde" / "nbgrader_config.py"
+    settings.write_text(settings.read_text() + "\nraise RuntimeError('settings broken on purpose')\n")
+    results, log = run_in(root)
+    assert results["score"] == 0 and results["tests"] == [], results
+    assert "could not run" in results["output"] and "not a grade of your work" in results["output"], results
+    assert "settings broken on purpose" in log, log
 
 
 @pytest.mark.slow
