@@ -146,11 +146,19 @@ def due_date(metadata: dict) -> tuple[str | None, str]:
     """
     own = [user.get("assignment", {}).get("due_date") for user in metadata.get("users") or []
            if isinstance(user, dict) and isinstance(user.get("assignment"), dict)]
-    own = [d for d in own if d]
+    own = [d for d in own if isinstance(d, str) and _aware(d)]
     if own:
         return max(own, key=datetime.fromisoformat), "the student's own due date"
     due = (metadata.get("assignment") or {}).get("due_date")
     return (due, "the assignment's due date") if due else (None, "no due date")
+
+
+def _aware(text: str) -> bool:
+    """Whether `text` is an ISO 8601 time with its offset (as Gradescope writes them)."""
+    try:
+        return datetime.fromisoformat(text).tzinfo is not None
+    except ValueError:
+        return False
 
 
 def _no_such_option(done: subprocess.CompletedProcess, options: list[str]) -> bool:
@@ -317,7 +325,7 @@ def run(root: Path) -> dict:
         print(traceback.format_exc(), flush=True)
         results = not_graded("The autograder failed, so this is not a grade of your work (your instructor sees why in "
                              "the autograder's log). Please tell your instructor.")
-    results["execution_time"] = round(time.monotonic() - started, 1)
+    results["execution_time"] = round(time.monotonic() - started)  # (whole seconds, as Gradescope's example)
     (root / "results").mkdir(parents=True, exist_ok=True)
     (root / "results" / "results.json").write_text(json.dumps(results, indent=2) + "\n")
     print(f"wrote {root / 'results' / 'results.json'}: score {results['score']:g}, {len(results['tests'])} test(s)",

@@ -153,6 +153,10 @@ def test_due_date_is_the_students_own_where_gradescope_lists_one():
     group["users"].append({"id": 2, "name": "Other", "email": "", "assignment": {"due_date": DUE}})
     assert due_date(group)[0] == extended, "a group's latest own due date counts"
     assert due_date(metadata(due=None)) == (None, "no due date")
+    odd = metadata(own_due=extended)
+    odd["users"].append({"id": 3, "assignment": {"due_date": "2026-03-09T23:59:00"}})  # no offset: not compared
+    odd["users"].append({"id": 4, "assignment": {"due_date": "next Tuesday"}})
+    assert due_date(odd)[0] == extended, "a due date without an offset, or not a date, is left out"
     assert due_date({}) == (None, "no due date")
 
 
