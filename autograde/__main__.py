@@ -1,4 +1,4 @@
-"""Command line: ``python -m autograde compile`` and ``python -m autograde grade``.
+"""Command line: ``python -m autograde compile``, ``python -m autograde grade`` and ``python -m autograde gradescope``.
 
 ``grade`` is a traitlets :class:`~traitlets.config.Application`: its settings
 are read from ``autograde/nbgrader_config.py`` and then from the command line,
@@ -38,7 +38,15 @@ def main(argv: list[str] | None = None) -> int:
     comp.add_argument("-v", "--verbose", action="store_true", help="say what is done, and why")
     commands.add_parser("grade", help="autograde a folder of submissions into scores.csv and grades.csv "
                                       f"(see {PROG} grade --help, and --help-all for every setting)")
+    gradescope = commands.add_parser("gradescope", help="write the Gradescope autograder zip of one assignment "
+                                                        "(its run grades a submission as `grade` does)")
+    gradescope.add_argument("assignment", help="the assignment id")
+    gradescope.add_argument("--out", default="autograder.zip", help="the zip to write (default: autograder.zip)")
+    gradescope.add_argument("--late-penalty", default=None, help="passed to `grade --late-penalty` with the due date "
+                            "Gradescope gives (default: the policy in autograde/nbgrader_config.py)")
     args = parser.parse_args(argv)
+    if args.command == "gradescope":
+        return _gradescope(parser, args)
     known = assignment_ids()
     unknown = sorted(set(args.assignments) - set(known))
     if unknown:
@@ -49,6 +57,18 @@ def main(argv: list[str] | None = None) -> int:
     chosen = args.assignments or known
     for path in compile_assignments(chosen) + write_nbgrader_sources(chosen):
         print(f"wrote {path}")
+    return 0
+
+
+def _gradescope(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
+    """Write the Gradescope autograder zip (:mod:`autograde.gradescope`)."""
+    known = assignment_ids()
+    if args.assignment not in known:
+        parser.error(f"unknown assignment: {args.assignment} (known: {', '.join(known)})")
+    from .gradescope import build
+
+    print(f"wrote {build(args.assignment, Path(args.out), args.late_penalty)}: upload it as the assignment's "
+          "autograder (Gradescope: Configure Autograder > Zip file upload)")
     return 0
 
 
