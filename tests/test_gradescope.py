@@ -277,7 +277,6 @@ def test_gradescope_grade_command_failing_is_said_not_graded(autograder_zip, tmp
 
 @pytest.mark.slow
 @pytest.mark.sandbox
-@pytest.mark.xfail(strict=True, reason="needs the late-penalty branch")
 def test_gradescope_late_submission_loses_the_penalty_from_the_students_own_due_date(autograder_zip, tmp_path):
     # Three days past the assignment's due date, one day past the student's extension: 10% off, not 30%.
     own_due = "2026-03-03T23:59:00.000000-08:00"
