@@ -197,6 +197,8 @@ class Collected:
     layout: str = ""  # the title of the export layout recognised
     lms_ids: dict[str, str] = field(default_factory=dict)  # student id -> the LMS's own user id
     notes: dict[tuple[str, str], list[str]] = field(default_factory=dict)  # what the LMS said (late)
+    lms: str = ""  # the name of the export layout recognised (autograde.intake.lms.LAYOUTS)
+    names: dict[str, str] = field(default_factory=dict)  # student id -> the name the export gave (Moodle's full name)
 
 
 def collect(source: Path, dest: Path, assignments: list[str], student_pattern: str | None = None,
@@ -360,7 +362,8 @@ def _collect(top: Path, refused: list[Unmatched], dest: Path, assignments: list[
     log.info("collected %d notebook(s) of %d student(s); %d file(s) not graded", len(submissions), len(students),
              len(unmatched))
     ids = {renamed[key]: key[1] for key in renamed if key[1]}
-    return Collected(submissions, unmatched, students, layout.title, ids, notes)
+    names = {renamed[(e.student, e.lms_id)]: e.name for found in entries.values() for e in found if e.name}
+    return Collected(submissions, unmatched, students, layout.title, ids, notes, layout.name, names)
 
 
 def _shared_lms_ids(entries: dict[PurePosixPath, list[lms.Entry]]) -> dict[str, set[str]]:
