@@ -4,8 +4,9 @@ The PDFs are the HTML pages as a browser prints them: the same text, the
 maths (MathML, which Chromium typesets natively) and the figures (``data:``
 PNGs); the pages need nothing from the network, and every request that is
 not a ``data:`` URL is refused (and logged), so printing never
-waits on, or leaks to, the internet. One browser prints every page, in one
-tab reused page after page (a browser's start costs more than a page).
+waits on, or leaks to, the internet. One browser prints every page, in a
+few tabs (one per core) each reused page after page: a browser's start costs
+more than a page.
 
 The files are named so that an LMS's bulk feedback upload finds whose each is:
 
@@ -22,7 +23,9 @@ The files are named so that an LMS's bulk feedback upload finds whose each is:
 """
 from __future__ import annotations
 
+import asyncio
 import logging
+import os
 import re
 import shutil
 import time
@@ -36,6 +39,7 @@ PDF_FOLDER = "feedback-pdf"  # one PDF per student
 REPORT_PDF = "report.pdf"
 MOODLE_ZIP = "feedback-pdf.zip"  # Moodle's "Upload multiple feedback files in a zip"
 MOODLE_FILE = "feedback.pdf"  # the name a Moodle student sees the feedback file under
+MAX_TABS = 4  # tabs printing at once (more gain nothing on a few cores and cost memory)
 # Where Chromium is looked for, by name on the PATH (Debian's package is `chromium`), then at Debian's path.
 CHROMIUM_NAMES = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable")
 CHROMIUM_DEFAULT = "/usr/bin/chromium"
@@ -119,37 +123,59 @@ class Printed:
         return (len(self.pdfs) + 1) / self.seconds if self.seconds else 0.0
 
 
-def print_pages(jobs: list[tuple[Path, Path]], chromium: str, progress: bool = False) -> float:
+def default_tabs() -> int:
+    """Tabs printing at once: one per core this process may use (Chromium renders each tab in a process of its
+    own), at most :data:`MAX_TABS`."""
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):  # (no affinity on this platform)
+        cores = os.cpu_count() or 1
+    return max(1, min(MAX_TABS, cores))
+
+
+def print_pages(jobs: list[tuple[Path, Path]], chromium: str, progress: bool = False, tabs: int | None = None) -> float:
     """Print each self-contained HTML file to its PDF (``(html, pdf)`` pairs) in one headless Chromium with no
-    network, one tab reused; returns the seconds spent printing (the browser's start excluded). A request for
-    anything but a ``data:`` URL is aborted and logged as a warning: the pages are meant to need nothing else."""
-    from playwright.sync_api import sync_playwright
+    network, in `tabs` tabs (default :func:`default_tabs`), each reused page after page; returns the seconds spent
+    printing (the browser's start excluded). A request for anything but a ``data:`` URL is aborted and logged as a
+    warning: the pages are meant to need nothing else."""
+    return asyncio.run(_print_pages(jobs, chromium, progress, tabs or default_tabs()))
+
+
+async def _print_pages(jobs: list[tuple[Path, Path]], chromium: str, progress: bool, tabs: int) -> float:
+    from playwright.async_api import async_playwright
     from tqdm import tqdm
 
     refused: list[str] = []
 
-    def offline(route):
+    async def offline(route):
         url = route.request.url
         if url.startswith("data:"):
-            route.continue_()
+            await route.continue_()
         else:
             refused.append(url)
-            route.abort("internetdisconnected")
+            await route.abort("internetdisconnected")
 
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=chromium)
+    todo = list(reversed(jobs))
+    async with async_playwright() as p:
+        browser = await p.chromium.launch(executable_path=chromium)
         try:
-            context = browser.new_context(offline=True)
-            context.route("**/*", offline)
-            page = context.new_page()
-            started = time.perf_counter()
-            for html, pdf in tqdm(jobs, desc="printing PDFs", unit="page", disable=not progress):
-                # (Given as content, not opened by URL: no navigation, and no file of the disk is readable from it.)
-                page.set_content(html.read_text(encoding="utf-8"), wait_until="load")
-                page.pdf(path=str(pdf), **PDF_OPTIONS)
-            seconds = time.perf_counter() - started
+            context = await browser.new_context(offline=True)
+            await context.route("**/*", offline)
+            with tqdm(total=len(jobs), desc="printing PDFs", unit="page", disable=not progress) as bar:
+                async def tab():
+                    page = await context.new_page()
+                    while todo:
+                        html, pdf = todo.pop()
+                        # (Given as content, not opened by URL: no navigation, no file of the disk readable from it.)
+                        await page.set_content(html.read_text(encoding="utf-8"), wait_until="load")
+                        await page.pdf(path=str(pdf), **PDF_OPTIONS)
+                        bar.update()
+
+                started = time.perf_counter()
+                await asyncio.gather(*(tab() for _ in range(max(1, min(tabs, len(jobs))))))
+                seconds = time.perf_counter() - started
         finally:
-            browser.close()
+            await browser.close()
     for url in sorted(set(refused)):
         log.warning("a page asked for %s while printing to PDF: refused (the pages must need no network)", url[:200])
     return seconds
@@ -157,7 +183,7 @@ def print_pages(jobs: list[tuple[Path, Path]], chromium: str, progress: bool = F
 
 def write_pdfs(out: Path, feedback: dict[str, Path], report: Path, lms_ids: dict[str, str] | None = None,
                names: dict[str, str] | None = None, moodle: bool = False, chromium: str | None = None,
-               progress: bool = False) -> Printed:
+               progress: bool = False, tabs: int | None = None) -> Printed:
     """Print each student's feedback page (`feedback`: student id → HTML file) to ``out/feedback-pdf/`` and
     `report` to ``out/report.pdf``; for a Moodle export (`moodle`), also write ``out/feedback-pdf.zip`` in the layout
     of Moodle's feedback upload (see the module's docstring).
@@ -171,7 +197,7 @@ def write_pdfs(out: Path, feedback: dict[str, Path], report: Path, lms_ids: dict
     folder.mkdir(parents=True, exist_ok=True)
     pdfs = {student: folder / pdf_name(student, lms_ids.get(student, "")) for student in sorted(feedback)}
     jobs = [(feedback[s], pdfs[s]) for s in pdfs] + [(report, out / REPORT_PDF)]
-    seconds = print_pages(jobs, chromium or find_chromium(), progress)
+    seconds = print_pages(jobs, chromium or find_chromium(), progress, tabs)
     log.info("printed %d page(s) to PDF in %.1f s (%.1f pages per second)", len(jobs), seconds,
              len(jobs) / seconds if seconds else 0.0)
     printed = Printed(pdfs, out / REPORT_PDF, seconds=seconds)
