@@ -215,6 +215,21 @@ def test_maths_and_figures_are_printed_and_nothing_is_fetched_from_the_network(t
 
 
 @pytest.mark.slow
+def test_a_student_without_a_participant_id_is_left_out_of_moodles_zip_and_said(tmp_path, caplog):
+    # (A roster student who handed in nothing has no participant id: Moodle could not file their PDF.)
+    rows = passed_rows("ada", FIRST) + passed_rows("bea", FIRST)
+    pages = {p.stem: p for p in write_feedback(rows, tmp_path / "feedback")}
+    report = write_report(rows, tmp_path / "report.html", 1.0, 2)
+    with caplog.at_level(logging.WARNING, logger="autograde"):
+        printed = pdf.write_pdfs(tmp_path, pages, report, {"ada": "77"}, {"ada": "Ada Lovelace"}, moodle=True,
+                                 tabs=2)
+    with zipfile.ZipFile(printed.moodle_zip) as archive:
+        assert archive.namelist() == [f"Ada Lovelace_77_assignfeedback_file_/{pdf.MOODLE_FILE}"]
+    assert printed.not_in_zip == ["bea"] and (tmp_path / pdf.PDF_FOLDER / "bea.pdf").is_file()
+    assert any("bea" in r.getMessage() and pdf.MOODLE_ZIP in r.getMessage() for r in caplog.records)
+
+
+@pytest.mark.slow
 def test_a_chromium_that_does_not_start_is_said_before_anything_is_graded(tmp_path):
     with pytest.raises(pdf.ChromiumUnavailable, match="does not start"):
         pdf.check_chromium("/bin/false")
