@@ -30,6 +30,7 @@ import re
 import shutil
 import time
 import zipfile
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -78,9 +79,12 @@ def check_chromium(path: str | None = None) -> str:
     except ImportError as error:  # (pinned in requirements.txt; missing only in an environment made otherwise)
         raise ChromiumUnavailable(f"--pdf needs the Python package playwright ({error}): pip install -r "
                                   "requirements.txt") from None
-    try:
+    def start():
         with sync_playwright() as p:
             p.chromium.launch(executable_path=executable).close()
+
+    try:
+        _in_a_thread(start)
     except Error as error:
         first = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
         raise ChromiumUnavailable(f"--pdf needs Chromium to print the pages, and {executable} does not start: "
@@ -138,7 +142,14 @@ def print_pages(jobs: list[tuple[Path, Path]], chromium: str, progress: bool = F
     network, in `tabs` tabs (default :func:`default_tabs`), each reused page after page; returns the seconds spent
     printing (the browser's start excluded). A request for anything but a ``data:`` URL is aborted and logged as a
     warning: the pages are meant to need nothing else."""
-    return asyncio.run(_print_pages(jobs, chromium, progress, tabs or default_tabs()))
+    return _in_a_thread(asyncio.run, _print_pages(jobs, chromium, progress, tabs or default_tabs()))
+
+
+def _in_a_thread(function, *args):
+    """`function(*args)` in a thread of its own: playwright needs a thread with no event loop running, which the
+    caller's may have (grade() called from Jupyter)."""
+    with ThreadPoolExecutor(1) as thread:
+        return thread.submit(function, *args).result()
 
 
 async def _print_pages(jobs: list[tuple[Path, Path]], chromium: str, progress: bool, tabs: int) -> float:
