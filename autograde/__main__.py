@@ -123,6 +123,11 @@ class GradeApp(Application):
                         "OUT/gradebook-import.csv").tag(config=True)
     gradebook_column = Unicode(None, allow_none=True, help="the gradebook column to fill (default: the one whose "
                                "title names the assignment)").tag(config=True)
+    pdf = Bool(False, help="also print each feedback page and the report to PDF (OUT/feedback-pdf/, "
+                           "OUT/report.pdf; for a Moodle export OUT/feedback-pdf.zip, ready for its feedback upload), "
+                           "offline, with Chromium").tag(config=True)
+    chromium = Unicode(None, allow_none=True, help="the Chromium executable that --pdf prints with (default: "
+                       "chromium on the PATH, else /usr/bin/chromium)").tag(config=True)
     quiet = Bool(False, help="no progress bar").tag(config=True)
     verbose = Bool(False, help="say what was collected, recognised, repaired, reused, retried, and why"
                    ).tag(config=True)
@@ -131,7 +136,7 @@ class GradeApp(Application):
         "out": "GradeApp.out", "assignment": "GradeApp.assignments", "jobs": "GradeApp.jobs",
         "scheduler": "GradeApp.scheduler", "roster": "GradeApp.roster", "lms": "GradeApp.lms",
         "student-pattern": "GradeApp.student_pattern", "gradebook": "GradeApp.gradebook",
-        "gradebook-column": "GradeApp.gradebook_column",
+        "gradebook-column": "GradeApp.gradebook_column", "chromium": "GradeApp.chromium",
         # The limits: each sets the class that applies it, over the file's value for that class or a parent.
         "timeout": ("GuardedExecute.timeout", "time limit of one cell in seconds: the time it ran, less the time "
                                               "its kernel waited for a CPU other programs held (a busy machine "
@@ -150,6 +155,8 @@ class GradeApp(Application):
                        "run student code without the bubblewrap sandbox (only where no sandbox can be had: "
                        "submissions could then read the solutions and other students' work and change grades)"),
         "quiet": ({"GradeApp": {"quiet": True}}, "no progress bar"),
+        "pdf": ({"GradeApp": {"pdf": True}}, "also print each feedback page and the report to PDF (for a Moodle "
+                                             "export also OUT/feedback-pdf.zip, ready for its feedback upload)"),
         "v": ({"GradeApp": {"verbose": True}}, "say what was collected, recognised, repaired, reused, retried, "
                                                "and why"),
         "verbose": ({"GradeApp": {"verbose": True}}, "the same as -v"),
@@ -263,16 +270,16 @@ def _check(app: GradeApp) -> tuple[Path, Path]:
 def _run(app: GradeApp) -> int:
     submissions, out = _check(app)
     _log_to_stderr(app.verbose)
-    from .grade import SandboxUnavailable, grade
+    from .grade import ChromiumUnavailable, SandboxUnavailable, grade
 
     try:
         result = grade(submissions, out, app.assignments or None, progress=not app.quiet, jobs=app.jobs,
                        roster=Path(app.roster) if app.roster else None, student_pattern=app.student_pattern,
                        scheduler=app.scheduler, lms=app.lms, overrides=app.typed(),
-                       gradebook=Path(app.gradebook) if app.gradebook else None)
+                       gradebook=Path(app.gradebook) if app.gradebook else None, pdf=app.pdf, chromium=app.chromium)
     except (NotADirectoryError, ValueError) as error:
         raise UsageError(str(error)) from None
-    except SandboxUnavailable as error:
+    except (SandboxUnavailable, ChromiumUnavailable) as error:
         print(f"{PROG} grade: refusing to grade: {error}", file=sys.stderr)
         return 2
     print(f"{result.submissions} submission(s): {result.graded} graded now, {result.reused} unchanged since the last "
@@ -285,6 +292,13 @@ def _run(app: GradeApp) -> int:
         from .results.late import summary
 
         print(summary(result.lateness))
+    if app.pdf:
+        from .pages import pdf
+
+        zipped = out / pdf.MOODLE_ZIP
+        print(f"wrote the PDFs: {out / pdf.PDF_FOLDER} (one per student), {out / pdf.REPORT_PDF}"
+              + (f" and {zipped}, ready for Moodle's 'Upload multiple feedback files in a zip'" if zipped.exists()
+                 else ""))
     if app.gradebook is not None:
         return _fill_gradebook(app, out)
     return 0

@@ -36,6 +36,7 @@ from .batch.pool import run_all
 from .batch.worker import SandboxUnavailable
 from .course import REPO, assignment_ids, configured, nbgrader_config
 from .intake.collect import OUTPUT_MARKER, Collect, Unmatched, collect, write_unmatched
+from .pages import pdf as pdf_pages
 from .pages.feedback import write_feedback
 from .pages.report import write_report
 from .results import cache, late
@@ -45,17 +46,20 @@ from .run.execute import GuardedExecute, grading_settings
 from .run.kernel_manager import SandboxKernelManager
 from .run.sandbox import check_sandbox
 
-__all__ = ["MARKER", "OWN_FILES", "OWN_FOLDERS", "GradeResult", "SandboxUnavailable", "default_jobs", "grade",
-           "settings_in_force"]
+__all__ = ["MARKER", "OWN_FILES", "OWN_FOLDERS", "ChromiumUnavailable", "GradeResult", "SandboxUnavailable",
+           "default_jobs", "grade", "settings_in_force"]
+
+ChromiumUnavailable = pdf_pages.ChromiumUnavailable
 
 log = logging.getLogger(__name__)
 
 # The grader's marker: a file in every folder it made (and in the output folder), so that a rerun replaces only
 # what the grader wrote, never an instructor's own folder of the same name (nbgrader's submitted/ and feedback/).
 MARKER = OUTPUT_MARKER
-OWN_FOLDERS = ("nbgrader", "submitted", "results", "feedback")
+OWN_FOLDERS = ("nbgrader", "submitted", "results", "feedback", pdf_pages.PDF_FOLDER)  # (the last: with --pdf)
 OWN_FILES = ("scores.csv", "grades.csv", "notes.csv", "unmatched.csv", "report.html",
-             "gradebook-import.csv", "not_in_gradebook.csv")  # (the last two: written with --gradebook)
+             "gradebook-import.csv", "not_in_gradebook.csv",  # (these two: written with --gradebook)
+             pdf_pages.REPORT_PDF, pdf_pages.MOODLE_ZIP)  # (these two: with --pdf)
 _NEXT, _OLD = ".autograde-next-", ".autograde-old-"
 
 
@@ -168,7 +172,8 @@ def grade(submissions: Path, out: Path, assignments: list[str] | None = None, pr
           jobs: int | None = None, roster: Path | None = None, student_pattern: str | None = None,
           timeout: int | None = None, scheduler: str | None = None, memory_mib: int | None = None,
           sandbox: bool | None = None, processes: int | None = None, disk_mib: int | None = None,
-          lms: str | None = None, overrides: dict | None = None, gradebook: Path | None = None) -> GradeResult:
+          lms: str | None = None, overrides: dict | None = None, gradebook: Path | None = None, pdf: bool = False,
+          chromium: str | None = None) -> GradeResult:
     """Autograde every submission in `submissions`; write scores.csv, grades.csv, notes.csv, unmatched.csv,
     feedback/ and report.html into `out`.
 
@@ -196,7 +201,11 @@ def grade(submissions: Path, out: Path, assignments: list[str] | None = None, pr
     status saying why and no points; it never stops the others. The late
     policy (:class:`autograde.results.late.LatePolicy`, set in `overrides` or
     the file) is applied after grading, to the totals; `gradebook`, a Moodle
-    grading worksheet, gives submission times the export lacks.
+    grading worksheet, gives submission times the export lacks. With `pdf`,
+    each feedback page and the report are also printed to PDF
+    (:mod:`autograde.pages.pdf`) with Chromium (`chromium`, else the one on the
+    PATH); :class:`ChromiumUnavailable` is raised before anything is graded if
+    it cannot start.
     """
     started = time.perf_counter()
     # Absolute: the workers run nbgrader in folders of their own, where a relative path would name nothing.
@@ -213,6 +222,7 @@ def grade(submissions: Path, out: Path, assignments: list[str] | None = None, pr
     # (A bad due date, rule or extensions file is refused before anything is graded.)
     policy = late.policy_from(nbgrader_config(Path("."), overrides=overrides))
     log.debug("grading under %s", ", ".join(f"{k}={v}" for k, v in settings.items() if "." not in k))
+    printer = pdf_pages.check_chromium(chromium) if pdf else None  # (now, not after an hour of grading)
     if settings["sandbox"] and scheduler is None:  # (Dask workers check on their own machines)
         problem = check_sandbox({"the repository": REPO, "the submissions": submissions, "--out": out})
         if problem is not None:
@@ -233,7 +243,7 @@ def grade(submissions: Path, out: Path, assignments: list[str] | None = None, pr
     fresh = _mark(Path(tempfile.mkdtemp(prefix=_NEXT, dir=out)))
     try:
         result = _grade_into(fresh, submissions, out, assignments, progress, jobs, roster, student_pattern, timeout,
-                             scheduler, kernel, settings, lms, started, overrides, policy, gradebook)
+                             scheduler, kernel, settings, lms, started, overrides, policy, gradebook, printer)
     except BaseException:
         shutil.rmtree(fresh, ignore_errors=True)
         raise
@@ -244,11 +254,13 @@ def grade(submissions: Path, out: Path, assignments: list[str] | None = None, pr
 def _grade_into(fresh: Path, submissions: Path, out: Path, assignments: list[str] | None, progress: bool,
                 jobs: int | None, roster: Path | None, student_pattern: str | None, timeout: int | None,
                 scheduler: str | None, kernel: dict, settings: dict, lms: str | None, started: float,
-                overrides: dict, policy: tuple, gradebook: Path | None = None) -> GradeResult:
-    """Grade into `fresh`, reusing the results kept in `out` by the last run."""
+                overrides: dict, policy: tuple, gradebook: Path | None = None,
+                printer: str | None = None) -> GradeResult:
+    """Grade into `fresh`, reusing the results kept in `out` by the last run; print PDFs with Chromium `printer`."""
     known = assignment_ids()
     for name in OWN_FOLDERS:
-        _mark(fresh / name)
+        if name != pdf_pages.PDF_FOLDER or printer:
+            _mark(fresh / name)
     collected = collect(submissions, fresh / "submitted", assignments or known, student_pattern, roster, lms,
                         Collect(config=nbgrader_config(Path("."), overrides=overrides)))
     write_unmatched(collected.unmatched, fresh / "unmatched.csv")
@@ -304,8 +316,11 @@ def _grade_into(fresh: Path, submissions: Path, out: Path, assignments: list[str
     lateness = late.assess(rows, collected.times, *policy, collected.lms_ids, gradebook)
     write_csvs(rows, fresh, collected.lms_ids, lateness)
     write_notes(notes, fresh / "notes.csv", collected.lms_ids)
-    write_feedback(rows, fresh / "feedback", notes, collected.lms_ids, lateness)
+    pages = write_feedback(rows, fresh / "feedback", notes, collected.lms_ids, lateness)
     write_report(rows, fresh / "report.html", time.perf_counter() - started, len(todo), notes, lateness)
+    if printer:
+        pdf_pages.write_pdfs(fresh, {p.stem: p for p in pages}, fresh / "report.html", collected.lms_ids,
+                             collected.names, collected.lms == "moodle", printer, progress)
     return GradeResult(rows, len(todo), reused, notes, collected.unmatched, collected.layout, lateness)
 
 

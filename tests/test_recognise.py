@@ -31,7 +31,7 @@ def test_moodle_folders_give_a_safe_student_id_and_the_participant_id():
                                  f"John Smith_4343_assignsubmission_file_/{FIRST}.ipynb")
     assert layout == "moodle"
     assert entries[f"Jane O'Doe_4242_assignsubmission_file_/{FIRST}.ipynb"] == [
-        lms.Entry("Jane-O-Doe", "4242", f"{FIRST}.ipynb")]
+        lms.Entry("Jane-O-Doe", "4242", f"{FIRST}.ipynb", name="Jane O'Doe")]  # (the name as written: PDF feedback)
 
 
 def test_blackboard_attempts_are_ordered_by_their_dates_and_receipts_are_theirs():

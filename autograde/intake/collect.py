@@ -200,6 +200,8 @@ class Collected:
     notes: dict[tuple[str, str], list[str]] = field(default_factory=dict)  # what the LMS said (late)
     # When each collected notebook was handed in, as the export says (autograde.intake.times).
     times: dict[tuple[str, str], SubmissionTime] = field(default_factory=dict)
+    lms: str = ""  # the name of the export layout recognised (autograde.intake.lms.LAYOUTS)
+    names: dict[str, str] = field(default_factory=dict)  # student id -> the name the export gave (Moodle's full name)
 
 
 def collect(source: Path, dest: Path, assignments: list[str], student_pattern: str | None = None,
@@ -366,7 +368,8 @@ def _collect(top: Path, refused: list[Unmatched], dest: Path, assignments: list[
     log.info("collected %d notebook(s) of %d student(s); %d file(s) not graded", len(submissions), len(students),
              len(unmatched))
     ids = {renamed[key]: key[1] for key in renamed if key[1]}
-    return Collected(submissions, unmatched, students, layout.title, ids, notes, times)
+    names = {renamed[(e.student, e.lms_id)]: e.name for found in entries.values() for e in found if e.name}
+    return Collected(submissions, unmatched, students, layout.title, ids, notes, times, layout.name, names)
 
 
 def _shared_lms_ids(entries: dict[PurePosixPath, list[lms.Entry]]) -> dict[str, set[str]]:

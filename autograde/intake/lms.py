@@ -44,6 +44,7 @@ class Entry:
     context: str = ""  # more text that may name the assignment (Blackboard's assignment name)
     attempt: tuple = ()  # larger is handed in later; () where the name says nothing
     late: bool = False  # the system marked it late
+    name: str = ""  # the student's name as the export wrote it (Moodle's full name), where it differs from the id
 
 
 Reader = Callable[[PurePosixPath], list[Entry]]  # a file's path inside the export -> its entries ([]: not ours)
@@ -144,11 +145,11 @@ def _moodle(root: Path, pattern: str) -> Reader:
     def read(rel: PurePosixPath) -> list[Entry]:
         if len(rel.parts) > 1:
             found = _MOODLE_FOLDER.match(rel.parts[0])
-            return [Entry(safe_id(found["name"]), found["id"], rel.name)] if found else []
+            return [Entry(safe_id(found["name"]), found["id"], rel.name, name=found["name"])] if found else []
         found = _MOODLE.match(rel.name)
         if not found or not found["file"]:  # (a flat file has a name after the fields; a folder ends with '_')
             return []
-        return [Entry(safe_id(found["name"]), found["id"], found["file"])]
+        return [Entry(safe_id(found["name"]), found["id"], found["file"], name=found["name"])]
     return read
 
 
