@@ -18,8 +18,12 @@ from pathlib import Path
 from traitlets import Bool, Enum, HasTraits, Integer, List, TraitError, Unicode
 from traitlets.config import Application, Config, Configurable
 
-from .course import assignment_ids, load_config
-from .intake.lms import LAYOUTS
+from .startup import skip_unused_imports
+
+skip_unused_imports()  # (the program's first step, before the imports below bring in nbformat)
+
+from .course import assignment_ids, load_config  # noqa: E402
+from .intake.lms import LAYOUTS  # noqa: E402
 
 PROG = "python -m autograde"
 # The settings each option of `grade` sets, in the class that uses it.

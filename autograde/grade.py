@@ -31,7 +31,7 @@ from traitlets import Type
 from traitlets.config import Configurable
 from traitlets.utils.importstring import import_item
 
-from .batch import worker
+from .batch import boot, worker
 from .batch.pool import run_all
 from .batch.worker import SandboxUnavailable
 from .course import REPO, assignment_ids, configured, nbgrader_config
@@ -348,6 +348,6 @@ def _grade_on_executor(todo: dict[tuple[str, str], Path], done, lost, base: Path
         context = multiprocessing.get_context("spawn")  # no zmq or sqlite state inherited from here
         initargs = (base, max(1, cores // jobs), timeout, kernel, overrides)
         run_all(worker.grade_submission, tasks,
-                lambda: ProcessPoolExecutor(jobs, mp_context=context, initializer=worker.start_pool_worker,
+                lambda: ProcessPoolExecutor(jobs, mp_context=context, initializer=boot.start_pool_worker,
                                             initargs=initargs),
                 done, lost, running=lambda: worker.running_in(base, worker.scratch_base(timeout, kernel, overrides)))

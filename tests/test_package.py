@@ -1,6 +1,7 @@
 """The grader's shape: the pipeline's steps as layers, imports in one direction, nothing done at import."""
 import ast
 import graphlib
+import inspect
 import json
 import subprocess
 import sys
@@ -17,7 +18,7 @@ PACKAGE = Path(autograde.__file__).parent
 # modules of a layer do not import each other in a circle. An entry names a subpackage (all of its modules) or a
 # top-level module; every module of the package must be in exactly one layer.
 LAYERS = [
-    ["course", "reference", "sources"],  # the course's facts and code, shared by every step
+    ["course", "reference", "sources", "startup"],  # the course's facts and code, shared by every step
     ["intake"],  # collect, normalise
     ["run"],  # execute, sandboxed and guarded
     ["results"],  # classify, cache, the CSVs
@@ -252,3 +253,21 @@ def test_a_worker_never_imports_matplotlib_or_the_writers(imported):
     writers = {m for m in seen["modules"] if m.startswith("autograde.pages") or m == "autograde.results.outputs"}
     assert not writers, f"a worker imports {sorted(writers)}"
     assert not any(m.startswith("matplotlib") for m in seen["modules"])
+
+
+@pytest.mark.slow
+def test_a_spawned_worker_leaves_out_the_unused_import_before_nbformat_comes_in():
+    # What a spawned pool worker does: import its initializer's module (which must not bring nbformat in yet), call it,
+    # then import the worker, which imports nbformat. (slow: a fresh interpreter that imports nbformat.)
+    probe = ("import sys\nimport autograde.batch.boot as boot\nearly = 'nbformat' in sys.modules\n"
+             "boot.skip_unused_imports()\nimport autograde.batch.worker, jsonschema\n"
+             "print(early, sys.modules.get('rfc3987_syntax') is not None)")
+    proc = subprocess.run([sys.executable, "-c", probe], cwd=PACKAGE.parent, capture_output=True, text=True,
+                          timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    early, loaded = proc.stdout.split()
+    assert early == "False", "importing the pool's initializer already imports nbformat: too late to leave anything out"
+    assert loaded == "False", "rfc3987_syntax was imported anyway"
+    from autograde import grade
+
+    assert "initializer=boot.start_pool_worker" in inspect.getsource(grade._grade_on_executor)
