@@ -57,6 +57,7 @@ def configurable_classes() -> list[type]:
     ``--Class.name=value`` and are listed by ``--help-all``)."""
     from . import gradebook  # noqa: F401 (they define the classes)
     from .intake import collect  # noqa: F401
+    from .pages import similarity  # noqa: F401
     from .run import execute, kernel_manager  # noqa: F401
 
     found, todo = [], [Configurable]
@@ -125,6 +126,8 @@ class GradeApp(Application):
         "no-sandbox": ({"SandboxKernelManager": {"sandbox": False}},
                        "run student code without the bubblewrap sandbox (only where no sandbox can be had: "
                        "submissions could then read the solutions and other students' work and change grades)"),
+        "no-similarity": ({"Similarity": {"enabled": False}}, "write no similarity report (similarity.csv and "
+                          "similarity.html: pairs of students whose answers share much code, flagged, never graded)"),
         "quiet": ({"GradeApp": {"quiet": True}}, "no progress bar"),
         "v": ({"GradeApp": {"verbose": True}}, "say what was collected, recognised, repaired, reused, retried, "
                                                "and why"),
@@ -254,7 +257,8 @@ def _run(app: GradeApp) -> int:
           f"run into this folder; {result.problems} test cell(s) with errors, timeouts, crashes, tampering or missing "
           "notebooks")
     print(f"wrote {out / 'scores.csv'}, {out / 'grades.csv'}, feedback in {out / 'feedback'} "
-          f"and the report {out / 'report.html'}; "
+          f"and the report {out / 'report.html'}"
+          + (f" (similar answers in {out / 'similarity.html'})" if (out / "similarity.html").is_file() else "") + "; "
           f"{len(result.unmatched)} file(s) not graded, listed in {out / 'unmatched.csv'}")
     if app.gradebook is not None:
         return _fill_gradebook(app, out)

@@ -38,6 +38,7 @@ from .course import REPO, assignment_ids, configured, nbgrader_config
 from .intake.collect import OUTPUT_MARKER, Collect, Unmatched, collect, write_unmatched
 from .pages.feedback import write_feedback
 from .pages.report import write_report
+from .pages.similarity import Similarity, write_similarity
 from .results import cache
 from .results.classify import CellResult, Graded, Status, same_for_all
 from .results.outputs import write_csvs, write_notes
@@ -55,7 +56,8 @@ log = logging.getLogger(__name__)
 MARKER = OUTPUT_MARKER
 OWN_FOLDERS = ("nbgrader", "submitted", "results", "feedback")
 OWN_FILES = ("scores.csv", "grades.csv", "notes.csv", "unmatched.csv", "report.html",
-             "gradebook-import.csv", "not_in_gradebook.csv")  # (the last two: written with --gradebook)
+             "gradebook-import.csv", "not_in_gradebook.csv",  # (these two: written with --gradebook)
+             "similarity.csv", "similarity.html")  # (these two: unless --no-similarity)
 _NEXT, _OLD = ".autograde-next-", ".autograde-old-"
 
 
@@ -296,8 +298,23 @@ def _grade_into(fresh: Path, submissions: Path, out: Path, assignments: list[str
     write_csvs(rows, fresh, collected.lms_ids)
     write_notes(notes, fresh / "notes.csv", collected.lms_ids)
     write_feedback(rows, fresh / "feedback", notes, collected.lms_ids)
-    write_report(rows, fresh / "report.html", time.perf_counter() - started, len(todo), notes)
+    similar = _similarity(collected.submissions, chosen, fresh, overrides)
+    write_report(rows, fresh / "report.html", time.perf_counter() - started, len(todo), notes, similar)
     return GradeResult(rows, len(todo), reused, notes, collected.unmatched, collected.layout)
+
+
+def _similarity(notebooks: dict[tuple[str, str], Path], assignments: list[str], fresh: Path,
+                overrides: dict) -> dict | None:
+    """Write the similarity report (:mod:`autograde.pages.similarity`) unless it is switched off; its summary for
+    report.html. It reads the submissions only: no grade depends on it, and a failure of it fails no grading."""
+    settings = Similarity(config=nbgrader_config(Path("."), overrides=overrides))
+    if not settings.enabled:
+        return None
+    try:
+        return write_similarity(notebooks, assignments, fresh, settings)
+    except Exception as error:  # (flags, never grades: the grades are written whatever happens here)
+        log.warning("no similarity report: %s: %s", type(error).__name__, error)
+        return None
 
 
 def _grade_on_executor(todo: dict[tuple[str, str], Path], done, lost, base: Path, jobs: int, scheduler: str | None,

@@ -121,13 +121,27 @@ def test_the_given_code_is_left_out():
     assert student("ann", softmax=SOFTMAX).cells[0].lines[0] == 3, "the given signature or docstring was counted"
 
 
-def test_a_step_the_whole_class_writes_is_not_evidence():
-    crowd = [make_answers(f"s{i}", "student", [("softmax", SOFTMAX)], GIVEN) for i in range(10)]
-    assert not compare("01", crowd, threshold=0.5, min_tokens=20, common=0.2), \
-        "an answer ten of ten students wrote was flagged between students"
+def own_cosine(i: int) -> str:
+    """A cosine answer of student `i`'s own: other library calls than any other student's."""
+    f = ["exp", "log", "sqrt", "abs", "sin", "cos", "tanh", "square", "negative", "floor", "ceil", "trunc"]
+    return (f"def cosine_scores(queries, keys):\n    a = np.{f[i]}(queries) @ np.{f[i + 1]}(keys).T\n"
+            f"    b = np.{f[i + 2]}(a, axis=0) * np.{f[i]}(keys).sum()\n    return np.{f[i + 1]}(b) - a\n")
+
+
+def test_a_step_the_whole_class_writes_weighs_little():
+    # Ten students write the same softmax, each their own cosine: sharing what everyone writes is no copy ...
+    crowd = [student(f"s{i}", softmax=SOFTMAX, cosine_scores=own_cosine(i)) for i in range(10)]
+    assert not compare("01", crowd, threshold=0.5, min_tokens=20), \
+        "two students who share only the answer all ten wrote were flagged"
+    # ... but a student who also has another's own answer is.
+    copier = student("s10", softmax=SOFTMAX, cosine_scores=own_cosine(3))
+    flagged = compare("01", crowd + [copier], threshold=0.5, min_tokens=20)
+    assert [(p.a, p.b) for p in flagged] == [("s3", "s10")], [(p.a, p.b, round(p.similarity, 2)) for p in flagged]
+    # Copies of the reference are flagged against it however many students made them (each is all of its share).
     reference = make_answers("reference", "reference", [("softmax", SOFTMAX)], GIVEN)
-    flagged = compare("01", crowd + [reference], threshold=0.5, min_tokens=20, common=0.2)
-    assert {(p.a, p.b) for p in flagged} == {(f"s{i}", "reference") for i in range(10)}, \
+    copies = [student(f"r{i}", softmax=SOFTMAX) for i in range(10)]
+    flagged = compare("01", copies + [reference], threshold=0.5, min_tokens=20)
+    assert {(p.a, p.b) for p in flagged if p.b == "reference"} == {(f"r{i}", "reference") for i in range(10)}, \
         "copies of the reference must be flagged against it however many students made them"
 
 

@@ -40,7 +40,8 @@ def _figure(handed_in: list[float], max_score: float, order: list[str], rates: l
         return _png(fig)
 
 
-def report_context(rows: list[CellResult], seconds: float, graded: int, notes: dict | None = None) -> dict:
+def report_context(rows: list[CellResult], seconds: float, graded: int, notes: dict | None = None,
+                   similarity: dict | None = None) -> dict:
     """What the report template gets (see its header), from the rows of scores.csv and the run's figures."""
     by_assignment: dict[str, list[CellResult]] = defaultdict(list)
     for r in rows:
@@ -77,15 +78,18 @@ def report_context(rows: list[CellResult], seconds: float, graded: int, notes: d
         # Notes quote what student code wrote (a dead kernel's last words): redacted here too, whoever made them.
         "notes": [{"student": s, "assignment": a, "note": redact(n, hidden_tests(a))}
                   for (s, a), lines in sorted((notes or {}).items()) for n in lines],
+        "similarity": similarity,  # {pairs, threshold, file} of pages/similarity.py, or None (not written)
     }
 
 
-def write_report(rows: list[CellResult], path: Path, seconds: float, graded: int, notes: dict | None = None) -> Path:
+def write_report(rows: list[CellResult], path: Path, seconds: float, graded: int, notes: dict | None = None,
+                 similarity: dict | None = None) -> Path:
     """Write the instructor's HTML report to `path`: score distributions, pass rate per test cell, problems, run time.
 
     `graded` is the number of notebooks this run graded (the others were
     reused) in `seconds`. `notes` (as for :func:`autograde.pages.feedback.write_feedback`)
-    are listed at the end: the notebooks the grader repaired, and those flagged for tampering.
+    are listed at the end: the notebooks the grader repaired, and those flagged for tampering. `similarity`, the
+    summary :func:`autograde.pages.similarity.write_similarity` returns, links the similarity report.
     """
-    path.write_text(render("report.html.j2", **report_context(rows, seconds, graded, notes)))
+    path.write_text(render("report.html.j2", **report_context(rows, seconds, graded, notes, similarity)))
     return path

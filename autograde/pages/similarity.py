@@ -21,14 +21,14 @@ Aiken 2003, the method of MOSS and copydetect):
   tokens is always found). Runs never cross a cell's end, and a notebook's
   fingerprints are a set: cells in another order, or an answer moved into
   another cell, still match.
-- A fingerprint that more than ``max(3, common × students)`` students share is
-  how the class writes that step (MOSS's ``-m``), not evidence: it is ignored
-  between students (not against the reference or the book, where a shared
-  source is the point).
+- Fingerprints are weighted by rarity, ``log((students + 1) / students who
+  have it)``: how the whole class writes a step weighs almost nothing, what
+  two students alone share weighs most (as search engines weigh words).
 
-A pair's similarity is the larger of the two shares of tokens covered by
-shared runs (one student copying half of the other's answers shows as the
-copier's share). Pairs at or above ``c.Similarity.threshold`` with at least
+A side's share is the weight of the fingerprints it shares with the other over
+the weight of all of its own: a verbatim or disguised copy scores 100% however
+common its lines, and a student who copied half of another's answers shows as
+their own share. A pair's similarity is the larger share. Pairs at or above ``c.Similarity.threshold`` with at least
 ``c.Similarity.min_tokens`` tokens in common are written to ``similarity.csv``
 and, with the matching lines side by side, to ``similarity.html``. Nothing
 here reads or changes a score.
@@ -41,9 +41,7 @@ import csv
 import logging
 import time
 import zlib
-from collections import defaultdict
 from dataclasses import dataclass, field
-from itertools import combinations
 from pathlib import Path
 
 import nbformat
@@ -79,9 +77,6 @@ class Similarity(Configurable):
                                 "lies in runs the other shares").tag(config=True, grades=False)
     min_tokens = Integer(40, help="flag a pair only when the runs they share cover at least this many tokens (short "
                                   "answers coincide by chance)").tag(config=True, grades=False)
-    common = Float(0.05, help="ignore, between students, a run that more than this share of the class (and more "
-                              "than 3 students) writes: it is how the class writes that step, not a copy"
-                   ).tag(config=True, grades=False)
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -311,7 +306,8 @@ class Pair:
                                        for m in self.matches))
 
 
-def _pair(assignment: str, a: Answers, b: Answers, shared: set[int], k: int = K) -> Pair:
+def _pair(assignment: str, a: Answers, b: Answers, shared: set[int], shares: tuple[float, float], k: int = K) -> Pair:
+    """The pair `a`, `b`, their weighted `shares`, and where their `shared` runs lie."""
     covered_a: set[tuple[int, int]] = set()
     covered_b: set[tuple[int, int]] = set()
     cell_pairs: dict[tuple[int, int], tuple[set[int], set[int]]] = {}
@@ -323,47 +319,59 @@ def _pair(assignment: str, a: Answers, b: Answers, shared: set[int], k: int = K)
                 lines[1].update(b.cells[cb].lines[pb:pb + k])
         covered_a.update((ca, p) for ca, pa in a.grams[h] for p in range(pa, pa + k))
         covered_b.update((cb, p) for cb, pb in b.grams[h] for p in range(pb, pb + k))
-    share_a, share_b = len(covered_a) / a.size, len(covered_b) / b.size
     matches = [Match(a.cells[ca].label, b.cells[cb].label, a.cells[ca].source, b.cells[cb].source, la, lb)
                for (ca, cb), (la, lb) in sorted(cell_pairs.items())]
-    return Pair(assignment, a.author, b.author, b.kind, max(share_a, share_b), share_a, share_b,
+    return Pair(assignment, a.author, b.author, b.kind, max(shares), shares[0], shares[1],
                 min(len(covered_a), len(covered_b)), matches)
 
 
-def compare(assignment: str, authors: list[Answers], threshold: float = 0.5, min_tokens: int = 40,
-            common: float = 0.05) -> list[Pair]:
+def compare(assignment: str, authors: list[Answers], threshold: float = 0.5, min_tokens: int = 40) -> list[Pair]:
     """The pairs of `authors` (students with each other, each student with the reference and the book) whose
-    similarity is at least `threshold` with at least `min_tokens` tokens shared, highest first.
+    similarity is at least `threshold` with at least `min_tokens` tokens in shared runs, highest first.
 
-    Between students, a fingerprint held by more than ``max(3, common × students)``
-    students is ignored. Candidates come from an index of fingerprints to
-    authors, so pairs that share nothing cost nothing.
+    A fingerprint's weight is ``log((students + 1) / students who have it)``:
+    what the whole class writes weighs almost nothing, what two students alone
+    share weighs most. A side's share is the weight of the fingerprints it
+    shares over the weight of all of its own (a verbatim copy: 100%, however
+    common its lines); the similarity is the larger share. Every pair is scored
+    at once, as one sparse product (authors × fingerprints, weighted, times its
+    transpose); the lines shown are those every shared run of K tokens covers.
     """
+    import numpy as np
+    from scipy import sparse
+
     students = [s for s in authors if s.kind == "student"]
     others = [s for s in authors if s.kind != "student"]
-    limit = max(3, common * len(students))
-    held: dict[int, int] = defaultdict(int)  # run -> students who wrote it
-    for s in students:
-        for h in s.grams:
-            held[h] += 1
-    usual = {h for h, n in held.items() if n > limit}
-    holders: dict[int, list[int]] = defaultdict(list)  # fingerprint -> the students who have it
-    for index, s in enumerate(students):
-        for h in s.prints - usual:
-            holders[h].append(index)
-    candidates = {pair for who in holders.values() if len(who) > 1 for pair in combinations(who, 2)}
+    if not students:
+        return []
+    column: dict[int, int] = {}
+    rows, cols = [], []
+    for row, author in enumerate(students + others):
+        for h in author.prints:
+            rows.append(row)
+            cols.append(column.setdefault(h, len(column)))
+    every = sparse.csr_matrix((np.ones(len(rows)), (rows, cols)), shape=(len(students) + len(others), len(column)))
+    held = np.asarray(every[:len(students)].sum(axis=0)).ravel()  # students who wrote each run
+    weight = np.log((len(students) + 1) / np.maximum(held, 1))
+    weighted = every.multiply(weight).tocsr()
+    totals = np.asarray(weighted.sum(axis=1)).ravel()
+    shared = (weighted @ every.T).toarray()  # [i, j]: the weight of the runs i and j share
+    with np.errstate(divide="ignore", invalid="ignore"):
+        share = np.where(totals[:, None] > 0, shared / totals[:, None], 0.0)  # [i, j]: i's share found in j
+    n = len(students)
+    found = []
+    for i in range(n):
+        for j in np.flatnonzero(np.maximum(share[i], share[:, i]) >= threshold):
+            if j > i or j >= n:  # (each pair of students once; the reference and the book after them)
+                found.append((i, int(j)))
+    everyone = students + others
     pairs = []
-    # Winnowing finds the candidates; their score counts every shared run, so that a copy scores 100%.
-    for i, j in sorted(candidates):
-        shared = (students[i].grams.keys() & students[j].grams.keys()) - usual
-        if len(shared) * K >= min_tokens:  # (n shared runs cover at most n * K tokens: fewer cannot be flagged)
-            pairs.append(_pair(assignment, students[i], students[j], shared))
-    for other in others:
-        for s in students:
-            if s.prints & other.prints:
-                pairs.append(_pair(assignment, s, other, s.grams.keys() & other.grams.keys()))
-    flagged = [p for p in pairs if p.similarity >= threshold and p.tokens >= min_tokens]
-    return sorted(flagged, key=lambda p: (-p.similarity, -p.tokens, p.a, p.b))
+    for i, j in found:
+        a, b = everyone[i], everyone[j]
+        pair = _pair(assignment, a, b, a.grams.keys() & b.grams.keys(), (float(share[i, j]), float(share[j, i])))
+        if pair.tokens >= min_tokens:
+            pairs.append(pair)
+    return sorted(pairs, key=lambda p: (-p.similarity, -p.tokens, p.a, p.b))
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -385,7 +393,7 @@ def write_similarity(notebooks: dict[tuple[str, str], Path], assignments: list[s
         mine = {s: p for (s, a), p in notebooks.items() if a == assignment}
         authors = read_answers(assignment, mine)
         students = sum(a.kind == "student" for a in authors)
-        pairs = compare(assignment, authors, settings.threshold, settings.min_tokens, settings.common)
+        pairs = compare(assignment, authors, settings.threshold, settings.min_tokens)
         rows += [[p.assignment, p.a, p.b, p.kind, f"{p.similarity:.3f}", p.tokens, p.cells] for p in pairs]
         sections.append({
             "assignment": assignment, "students": students, "compared": students * (students - 1) // 2,
@@ -403,7 +411,7 @@ def write_similarity(notebooks: dict[tuple[str, str], Path], assignments: list[s
         writer.writerows(rows)
     seconds = time.perf_counter() - started
     (out / HTML).write_text(render("similarity.html.j2", sections=sections, threshold=settings.threshold,
-                                   min_tokens=settings.min_tokens, common=settings.common, k=K,
+                                   min_tokens=settings.min_tokens, k=K,
                                    guaranteed=K + WINDOW - 1, seconds=seconds), encoding="utf-8")
     log.info("similarity: %d pair(s) at or above %.0f%% in %s (%.1f s)", len(rows), 100 * settings.threshold,
              out / HTML, seconds)
