@@ -26,16 +26,14 @@ from __future__ import annotations
 
 import argparse
 import csv
-import io
-import keyword
 import random
 import re
 import tempfile
 import time
-import tokenize
 from pathlib import Path
 
 from autograde.pages.similarity import Similarity, write_similarity
+from tests.support.disguise import local_names, rename
 from tests.support.synthetic import completed_notebook, student_notebook, write_submission
 
 REPO = Path(__file__).resolve().parent.parent
@@ -139,12 +137,6 @@ chosen_bandwidth = ⟨candidate_bandwidths[np.argmin(validation_mse)]¦float(can
 NAMES = ["tmp", "val", "res", "out2", "acc", "buf", "arr2", "m2", "z", "u", "part", "step", "cur", "alpha", "beta"]
 COMMENTS = ["# compute this step by step", "# careful with the shapes here", "# normalise", "# TODO check edge case",
             "# this took me a while", "# broadcasting does the work", "# see the book's chapter 1"]
-GIVEN_NAMES = {"scores", "temperatures", "candidate_bandwidths", "x_val", "y_val", "x_fit", "y_fit", "x_all", "y_all",
-               "softmax", "weighted_average", "dot_scores", "cosine_scores", "gaussian_scores", "attention_pool",
-               "nadaraya_watson", "limit_cold", "limit_hot", "weights_by_temperature", "validation_mse",
-               "chosen_bandwidth", "np"}
-
-
 def resolve(template: str, rng: random.Random) -> str:
     """The template with each choice point ⟨a¦b¦...⟩ (innermost first) replaced by one of its options."""
     pattern = re.compile(r"⟨([^⟨⟩]*)⟩")
@@ -158,37 +150,6 @@ def as_cell(grade_id: str, body: str) -> str:
     if grade_id not in SIGNATURES:
         return body
     return SIGNATURES[grade_id] + "\n" + "\n".join("    " + line if line else "" for line in body.splitlines())
-
-
-def local_names(source: str) -> list[str]:
-    """Names the cell assigns (not parameters, not the exercise's or the notebook's names), in order."""
-    found = []
-    for t in tokenize.generate_tokens(io.StringIO(source).readline):
-        if t.type == tokenize.NAME and not keyword.iskeyword(t.string) and t.string not in found:
-            found.append(t.string)
-    assigned = set(re.findall(r"^\s*([A-Za-z_]\w*)\s*(?:,\s*[A-Za-z_]\w*\s*)*=[^=]", source, re.M))
-    assigned |= set(re.findall(r"for\s+([A-Za-z_]\w*)", source)) | set(re.findall(r"lambda\s+(\w+)", source))
-    assigned |= {n for m in re.findall(r"^\s*([\w, ]+)=[^=]", source, re.M) for n in re.findall(r"\w+", m)}
-    assigned |= {n for m in re.findall(r"for\s+([\w, ]+)\s+in", source) for n in re.findall(r"\w+", m)}
-    return [n for n in found if n in assigned and n not in GIVEN_NAMES and not n.isdigit()]
-
-
-def rename(source: str, mapping: dict[str, str]) -> str:
-    """`source` with the names of `mapping` renamed wherever they are names (not attributes, not keyword
-    arguments)."""
-    tokens = list(tokenize.generate_tokens(io.StringIO(source).readline))
-    lines = source.splitlines(keepends=True)
-    edits, depth = [], 0
-    for i, t in enumerate(tokens):
-        if t.type == tokenize.OP:
-            depth += (t.string in "([{") - (t.string in ")]}")
-        keyword_argument = depth > 0 and i + 1 < len(tokens) and tokens[i + 1].string == "="
-        if t.type == tokenize.NAME and t.string in mapping and not keyword_argument and \
-                not (i and tokens[i - 1].string == "."):
-            edits.append((t.start, t.end, mapping[t.string]))
-    for (row, col), (_, end), new in reversed(edits):
-        lines[row - 1] = lines[row - 1][:col] + new + lines[row - 1][end:]
-    return "".join(lines)
 
 
 def honest_style(source: str, rng: random.Random) -> str:

@@ -1,6 +1,8 @@
 """The similarity report's normalisation and fingerprints: what a copy changes hides nothing; honest answers differ."""
 from __future__ import annotations
 
+import pytest
+
 from autograde.pages import similarity
 from autograde.pages.similarity import compare, make_answers, tokens
 
@@ -154,3 +156,108 @@ def test_fingerprints_find_every_long_enough_shared_run():
         common = {h for h, _ in similarity.fingerprints(a)} & {h for h, _ in similarity.fingerprints(b)}
         assert common, f"a shared run of {len(run)} tokens after {before} others left no common fingerprint"
     assert similarity.fingerprints(tuple(range(similarity.K - 1))) == [], "a cell shorter than K has runs"
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# End to end: python -m autograde grade on a handful of chapter-1 notebooks, one a renamed copy.
+
+FIRST = "01-weighted-sum"
+ANN = {"softmax": "logsumexp", "weighted_average": "einsum", "dot_scores": "loops", "cosine_scores": "where_division",
+       "gaussian_scores": "loops", "attention_pool": "inline_softmax_einsum", "nadaraya_watson": "direct_kernel",
+       "temperature": "ties_by_count", "bandwidth": "loop_and_min"}
+BOB = {"softmax": "float32_nan_to_num", "weighted_average": "broadcast_sum", "dot_scores": "einsum",
+       "cosine_scores": "clamped_norms_float32", "gaussian_scores": "expanded_square", "attention_pool": "per_query_loop",
+       "nadaraya_watson": "keywords_and_newaxis", "temperature": "extreme_temperatures",
+       "bandwidth": "smoothest_near_best"}
+
+
+def alternatives(chosen: dict[str, str]) -> dict[str, str]:
+    from autograde.course import REPO
+
+    return {g: (REPO / "tests" / "alternatives" / FIRST / g / f"{name}.py").read_text() for g, name in chosen.items()}
+
+
+@pytest.fixture(scope="module")
+def similarity_run(tmp_path_factory):
+    """Four students graded twice into one folder: with the similarity report (the default), then without it.
+    ann and bob answer in different correct ways; cat hands in ann's answers renamed, recommented and with the
+    cells in another order; eve hands in the reference with comments added."""
+    import random
+
+    from tests.support.commands import grade_command
+    from tests.support.disguise import local_names, rename
+    from tests.support.synthetic import completed_notebook, write_submission
+
+    base = tmp_path_factory.mktemp("similarity")
+    submitted, out = base / "submitted", base / "out"
+    ann = completed_notebook(FIRST, alternatives(ANN))
+    write_submission(ann, submitted, "ann", FIRST)
+    write_submission(completed_notebook(FIRST, alternatives(BOB)), submitted, "bob", FIRST)
+    cat = completed_notebook(FIRST, alternatives(ANN))
+    for cell in cat.cells:
+        if cell.metadata.get("nbgrader", {}).get("solution"):
+            names = local_names(cell.source)
+            cell.source = "# my own work\n" + rename(cell.source, {n: f"mine_{n}" for n in names})
+    random.Random(0).shuffle(cat.cells)
+    write_submission(cat, submitted, "cat", FIRST)
+    eve = completed_notebook(FIRST)
+    for cell in eve.cells:
+        if cell.metadata.get("nbgrader", {}).get("solution"):
+            cell.source = "\n".join(f"{line}  # ok" if line.strip() and not line.rstrip().endswith(":") else line
+                                    for line in cell.source.splitlines())
+    write_submission(eve, submitted, "eve", FIRST)
+    first = grade_command(submitted, out, "--assignment", FIRST, "--jobs", "1")
+    assert first.returncode == 0, first.stderr
+    seen = {name: (out / name).read_bytes() for name in ("grades.csv", "scores.csv", "similarity.csv",
+                                                         "similarity.html", "report.html")}
+    second = grade_command(submitted, out, "--assignment", FIRST, "--jobs", "1", "--no-similarity")
+    assert second.returncode == 0, second.stderr
+    return seen, out, first.stdout, second.stdout
+
+
+@pytest.mark.slow
+@pytest.mark.sandbox
+def test_the_renamed_copy_and_the_recommented_reference_are_flagged_and_honest_work_is_not(similarity_run):
+    import csv
+    import io
+
+    seen, _, stdout, _ = similarity_run
+    rows = list(csv.DictReader(io.StringIO(seen["similarity.csv"].decode())))
+    header = seen["similarity.csv"].decode().splitlines()[0]
+    assert header == "assignment,student_a,student_b,kind,similarity,matched_tokens,matched_cells", header
+    pairs = {(r["student_a"], r["student_b"]): r for r in rows}
+    assert ("ann", "cat") in pairs and float(pairs[("ann", "cat")]["similarity"]) >= 0.9, \
+        f"the renamed, recommented, reordered copy was not flagged at 90% or more: {rows}"
+    assert pairs[("ann", "cat")]["kind"] == "student" and "softmax" in pairs[("ann", "cat")]["matched_cells"]
+    assert ("eve", "reference") in pairs and pairs[("eve", "reference")]["kind"] == "reference", \
+        f"the reference with comments added was not flagged against the reference: {rows}"
+    honest = {p for p in pairs if {"ann", "bob"} == set(p) or {"cat", "bob"} == set(p)}
+    assert not honest, f"answers written in different ways were flagged: {[pairs[p] for p in honest]}"
+    assert all(r["assignment"] == FIRST for r in rows)
+    assert "similarity.html" in stdout, f"the command does not say where the similarity report is: {stdout}"
+
+
+@pytest.mark.slow
+@pytest.mark.sandbox
+def test_the_similarity_page_shows_the_matching_lines_side_by_side_offline_and_the_report_links_it(similarity_run):
+    seen, _, _, _ = similarity_run
+    page = seen["similarity.html"].decode()
+    assert "ann and cat" in page, "the page has no section for the pair ann, cat"
+    section = page[page.index("ann and cat"):]
+    assert 'class="line matched"' in section and "mine_" in section, \
+        "the pair's cells are not shown with their matched lines highlighted"
+    assert "http://" not in page and "https://" not in page and "<script" not in page, "the page needs the network"
+    assert 'href="similarity.html"' in seen["report.html"].decode(), "report.html does not link the similarity report"
+
+
+@pytest.mark.slow
+@pytest.mark.sandbox
+def test_the_grades_are_byte_identical_with_and_without_the_similarity_report(similarity_run):
+    seen, out, _, second = similarity_run
+    assert (out / "grades.csv").read_bytes() == seen["grades.csv"], "grades.csv changed with --no-similarity"
+    assert (out / "scores.csv").read_bytes() == seen["scores.csv"], "scores.csv changed with --no-similarity"
+    # The rerun reused every result (the report's settings are not in the cache key) and removed the old report.
+    assert "0 graded now, 4 unchanged" in second, second
+    assert not (out / "similarity.csv").exists() and not (out / "similarity.html").exists(), \
+        "a run with --no-similarity left the last run's similarity report in place"
+    assert "similarity.html" not in (out / "report.html").read_text(), "report.html links a report not written"
