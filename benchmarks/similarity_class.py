@@ -153,7 +153,8 @@ def as_cell(grade_id: str, body: str) -> str:
 
 
 def honest_style(source: str, rng: random.Random) -> str:
-    """A student's own habits: their variable names, comments, returns through a variable."""
+    """A student's own habits: their variable names, comments, returns through a variable, a check or conversion of
+    the first argument of their own."""
     names = local_names(source)
     if names and rng.random() < 0.7:
         pool = rng.sample(NAMES, len(NAMES))
@@ -162,6 +163,13 @@ def honest_style(source: str, rng: random.Random) -> str:
     if rng.random() < 0.3:
         lines = [re.sub(r"^(\s*)return (.+)$", r"\1result = \2\n\1return result", line) if "return" in line
                  and "," not in line else line for line in lines]
+    signature = re.match(r"def \w+\((\w+)", lines[0]) if lines else None
+    if signature and rng.random() < 0.4:  # (their own checks and conversions first: each student has some)
+        first = signature.group(1)
+        habit = rng.choice([f"{first} = np.asarray({first}, dtype=float)", f"{first} = np.array({first})",
+                            f"assert np.ndim({first}) >= 1", f"shape = np.shape({first})",
+                            f"if len({first}) == 0:\n        return {first}", f"{first} = {first} * 1.0"])
+        lines[1:1] = [("        " if i else "    ") + line.strip() for i, line in enumerate(habit.split("\n"))]
     if rng.random() < 0.5:
         at = rng.randrange(1, len(lines) + 1) if len(lines) > 1 else len(lines)
         indent = re.match(r"\s*", lines[at - 1]).group() if at - 1 < len(lines) and lines[at - 1].startswith(" ") else \

@@ -38,9 +38,11 @@ from __future__ import annotations
 import ast
 import bisect
 import csv
+import functools
 import logging
 import time
 import zlib
+from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -64,7 +66,7 @@ K = 8  # tokens per fingerprinted run: shorter shared runs are noise (``return V
 WINDOW = 4  # hashes per winnowing window: every shared run of K + WINDOW - 1 = 11 tokens is found
 LIBRARIES = frozenset({"np", "numpy", "torch", "nn", "F", "math", "plt", "scipy", "functional"})
 REFERENCE, BOOK = "reference", "book"  # the authors that are no student (the kind column tells them apart)
-SHOWN_PAIRS = 200  # pairs drawn side by side in the HTML per assignment (the CSV has them all)
+SHOWN_PAIRS = 100  # pairs drawn side by side in the HTML per assignment (the CSV has them all)
 
 
 class Similarity(Configurable):
@@ -73,7 +75,7 @@ class Similarity(Configurable):
     # (grades=False: not in the results' cache key, so changing them regrades nothing)
     enabled = Bool(True, help="write similarity.csv and similarity.html beside the grades (--no-similarity: off)"
                    ).tag(config=True, grades=False)
-    threshold = Float(0.5, help="flag a pair when at least this share of one's answer tokens (given code left out) "
+    threshold = Float(0.7, help="flag a pair when at least this share of one's answer tokens (given code left out) "
                                 "lies in runs the other shares").tag(config=True, grades=False)
     min_tokens = Integer(40, help="flag a pair only when the runs they share cover at least this many tokens (short "
                                   "answers coincide by chance)").tag(config=True, grades=False)
@@ -113,6 +115,13 @@ def _symbol(text: str) -> int:
     return zlib.crc32(text.encode())  # (stable across runs, unlike str's salted hash)
 
 
+@functools.cache
+def _lexer():
+    from pygments.lexers import PythonLexer
+
+    return PythonLexer()
+
+
 def tokens(source: str, libraries: frozenset[str] = LIBRARIES) -> list[tuple[str, int]]:
     """The normalised tokens of Python `source` with their lines: ``(symbol, line)``.
 
@@ -121,10 +130,9 @@ def tokens(source: str, libraries: frozenset[str] = LIBRARIES) -> list[tuple[str
     keywords, builtins, `libraries` or names imported in `source`, attributes
     (after a dot) or keyword arguments (``name=`` inside brackets).
     """
-    from pygments.lexers import PythonLexer
     from pygments.token import Comment, Literal, Name, Number, String
 
-    raw = [(i, t, v) for i, t, v in PythonLexer().get_tokens_unprocessed(source) if v.strip()]
+    raw = [(i, t, v) for i, t, v in _lexer().get_tokens_unprocessed(source) if v.strip()]
     starts = [0] + [i + 1 for i, ch in enumerate(source) if ch == "\n"]
 
     def line_of(index: int) -> int:
@@ -252,8 +260,11 @@ def read_answers(assignment: str, notebooks: dict[str, Path]) -> list[Answers]:
             submitted, _ = read_submission(path)
         except Unreadable:
             continue
-        rebuilt, _ = rebuild(submitted, released, names)
-        made = make_answers(student, "student", _answer_cells(rebuilt), given, libraries)
+        labelled = [c.get("metadata", {}).get("nbgrader", {}).get("grade_id") for c in submitted.cells
+                    if c.get("cell_type") == "code"]
+        if sorted(g for g in labelled if g in given) != sorted(given):  # (rebuilding costs: only where needed)
+            submitted, _ = rebuild(submitted, released, names)
+        made = make_answers(student, "student", _answer_cells(submitted), given, libraries)
         if made.cells:
             authors.append(made)
     reference = [(label, solution_code(source)) for label, source in _answer_cells(source_notebook(assignment))]
@@ -306,26 +317,38 @@ class Pair:
                                        for m in self.matches))
 
 
-def _pair(assignment: str, a: Answers, b: Answers, shared: set[int], shares: tuple[float, float], k: int = K) -> Pair:
-    """The pair `a`, `b`, their weighted `shares`, and where their `shared` runs lie."""
-    covered_a: set[tuple[int, int]] = set()
-    covered_b: set[tuple[int, int]] = set()
-    cell_pairs: dict[tuple[int, int], tuple[set[int], set[int]]] = {}
+def _covered(author: Answers, shared: set[int], k: int = K) -> dict[int, set[int]]:
+    """Per cell of `author` (by index), the tokens that its runs in `shared` cover."""
+    covered: dict[int, set[int]] = defaultdict(set)
     for h in shared:
-        for ca, pa in a.grams[h]:
-            for cb, pb in b.grams[h]:
-                lines = cell_pairs.setdefault((ca, cb), (set(), set()))
-                lines[0].update(a.cells[ca].lines[pa:pa + k])
-                lines[1].update(b.cells[cb].lines[pb:pb + k])
-        covered_a.update((ca, p) for ca, pa in a.grams[h] for p in range(pa, pa + k))
-        covered_b.update((cb, p) for cb, pb in b.grams[h] for p in range(pb, pb + k))
-    matches = [Match(a.cells[ca].label, b.cells[cb].label, a.cells[ca].source, b.cells[cb].source, la, lb)
-               for (ca, cb), (la, lb) in sorted(cell_pairs.items())]
-    return Pair(assignment, a.author, b.author, b.kind, max(shares), shares[0], shares[1],
-                min(len(covered_a), len(covered_b)), matches)
+        for cell, start in author.grams[h]:
+            covered[cell].update(range(start, start + k))
+    return covered
 
 
-def compare(assignment: str, authors: list[Answers], threshold: float = 0.5, min_tokens: int = 40) -> list[Pair]:
+def _pair(assignment: str, a: Answers, b: Answers, shared: set[int], shares: tuple[float, float], k: int = K) -> Pair:
+    """The pair `a`, `b`, their weighted `shares`, and where their `shared` runs lie: each cell of `a` where they
+    cover at least ``K + WINDOW - 1`` tokens and 30% of it, beside the cell of `b` it shares most runs with."""
+    covered_a, covered_b = _covered(a, shared, k), _covered(b, shared, k)
+    partners: dict[int, dict[int, int]] = defaultdict(lambda: defaultdict(int))
+    for h in shared:
+        for ca in {c for c, _ in a.grams[h]}:
+            for cb in {c for c, _ in b.grams[h]}:
+                partners[ca][cb] += 1
+    matches = []
+    for ca, tokens_a in sorted(covered_a.items()):
+        if len(tokens_a) < max(k + WINDOW - 1, 0.3 * len(a.cells[ca].symbols)):
+            continue  # (a line or two that many answers have: not where the copy is)
+        cb = max(partners[ca], key=lambda c: (partners[ca][c], -c))
+        lines_a = {a.cells[ca].lines[p] for p in tokens_a}
+        lines_b = {b.cells[cb].lines[p] for p in covered_b[cb]}
+        matches.append(Match(a.cells[ca].label, b.cells[cb].label, a.cells[ca].source, b.cells[cb].source,
+                             lines_a, lines_b))
+    tokens = min(sum(map(len, covered_a.values())), sum(map(len, covered_b.values())))
+    return Pair(assignment, a.author, b.author, b.kind, max(shares), shares[0], shares[1], tokens, matches)
+
+
+def compare(assignment: str, authors: list[Answers], threshold: float = 0.7, min_tokens: int = 40) -> list[Pair]:
     """The pairs of `authors` (students with each other, each student with the reference and the book) whose
     similarity is at least `threshold` with at least `min_tokens` tokens in shared runs, highest first.
 
