@@ -250,6 +250,8 @@ def read_answers(assignment: str, notebooks: dict[str, Path]) -> list[Answers]:
     """Every author of `assignment`: each student of `notebooks` (student id -> submitted notebook), rebuilt on the
     released notebook so that answer cells are found as grading finds them, then the reference solution and the
     book page's code cells. A file that holds no notebook, or no answer, is no author."""
+    if not notebooks:
+        return []
     released = nbformat.read(EXERCISES / assignment / f"{assignment}.ipynb", as_version=4)
     given = {label: _given_lines(source) for label, source in _answer_cells(released)}
     libraries = _libraries(released)
@@ -267,6 +269,8 @@ def read_answers(assignment: str, notebooks: dict[str, Path]) -> list[Answers]:
         made = make_answers(student, "student", _answer_cells(submitted), given, libraries)
         if made.cells:
             authors.append(made)
+    if not authors:
+        return []  # (no answer to compare: the reference and the book are not read)
     reference = [(label, solution_code(source)) for label, source in _answer_cells(source_notebook(assignment))]
     authors.append(make_answers(REFERENCE, REFERENCE, reference, given, libraries))
     page = REPO / "book" / f"{assignment}.md"
