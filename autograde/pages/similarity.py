@@ -145,7 +145,7 @@ def tokens(source: str, libraries: frozenset[str] = LIBRARIES) -> list[tuple[str
     while i < n:
         index, kind, value = raw[i]
         line = line_of(index)
-        if kind in Comment and kind not in (Comment.Preproc, Comment.Hashbang):
+        if kind in Comment:
             i += 1
             continue
         if kind in String or kind in Literal.String:
