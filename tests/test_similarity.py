@@ -158,6 +158,20 @@ def test_fingerprints_find_every_long_enough_shared_run():
     assert similarity.fingerprints(tuple(range(similarity.K - 1))) == [], "a cell shorter than K has runs"
 
 
+def test_the_reports_settings_change_no_cache_key_and_the_switch_is_in_the_help(capsys):
+    from autograde.__main__ import main
+    from autograde.grade import OWN_FILES, settings_in_force
+
+    assert settings_in_force({"Similarity": {"threshold": 0.95, "enabled": False}}) == settings_in_force({}), \
+        "a setting of the similarity report is in the results' cache key: changing it would regrade every notebook"
+    assert {"similarity.csv", "similarity.html"} <= set(OWN_FILES), "a rerun would not replace the similarity report"
+    try:
+        main(["grade", "--help"])
+    except SystemExit:
+        pass
+    assert "--no-similarity" in capsys.readouterr().out, "--help does not list --no-similarity"
+
+
 # ---------------------------------------------------------------------------------------------------------------
 # End to end: python -m autograde grade on a handful of chapter-1 notebooks, one a renamed copy.
 

@@ -75,8 +75,9 @@ class Similarity(Configurable):
     # (grades=False: not in the results' cache key, so changing them regrades nothing)
     enabled = Bool(True, help="write similarity.csv and similarity.html beside the grades (--no-similarity: off)"
                    ).tag(config=True, grades=False)
-    threshold = Float(0.7, help="flag a pair when at least this share of one's answer tokens (given code left out) "
-                                "lies in runs the other shares").tag(config=True, grades=False)
+    threshold = Float(0.7, help="flag a pair when at least this share of one side's fingerprints, weighted by "
+                                "rarity, is found in the other's (a copy however disguised: 1.0)"
+                      ).tag(config=True, grades=False)
     min_tokens = Integer(40, help="flag a pair only when the runs they share cover at least this many tokens (short "
                                   "answers coincide by chance)").tag(config=True, grades=False)
 
