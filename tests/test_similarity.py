@@ -158,6 +158,24 @@ def test_fingerprints_find_every_long_enough_shared_run():
     assert similarity.fingerprints(tuple(range(similarity.K - 1))) == [], "a cell shorter than K has runs"
 
 
+def test_answers_are_found_as_grading_finds_them_in_damaged_notebooks(tmp_path):
+    from tests.support.synthetic import completed_notebook, write_submission
+
+    pasted = completed_notebook("01-weighted-sum")
+    for cell in pasted.cells:  # (code pasted into a fresh notebook: no nbgrader metadata at all)
+        cell.metadata = {}
+    junk = completed_notebook("01-weighted-sum")
+    junk.cells[0].metadata["nbgrader"] = "junk"
+    paths = {"pasted": write_submission(pasted, tmp_path, "pasted", "01-weighted-sum"),
+             "junk": write_submission(junk, tmp_path, "junk", "01-weighted-sum")}
+    authors = {a.author: a for a in similarity.read_answers("01-weighted-sum", paths)}
+    assert {a.kind for a in authors.values()} == {"student", "reference", "book"}, sorted(authors)
+    answers = {c.label for c in authors["reference"].cells}
+    for student in paths:
+        assert {c.label for c in authors[student].cells} == answers, f"{student}'s answer cells were not all found"
+    assert compare("01-weighted-sum", list(authors.values()))[0].similarity == 1.0
+
+
 def test_the_reports_settings_change_no_cache_key_and_the_switch_is_in_the_help(capsys):
     from autograde.__main__ import main
     from autograde.grade import OWN_FILES, settings_in_force

@@ -28,10 +28,11 @@ Aiken 2003, the method of MOSS and copydetect):
 A side's share is the weight of the fingerprints it shares with the other over
 the weight of all of its own: a verbatim or disguised copy scores 100% however
 common its lines, and a student who copied half of another's answers shows as
-their own share. A pair's similarity is the larger share. Pairs at or above ``c.Similarity.threshold`` with at least
-``c.Similarity.min_tokens`` tokens in common are written to ``similarity.csv``
-and, with the matching lines side by side, to ``similarity.html``. Nothing
-here reads or changes a score.
+their own share. A pair's similarity is the larger share. Pairs at or above
+``c.Similarity.threshold`` whose shared runs cover at least
+``c.Similarity.min_tokens`` tokens are written to ``similarity.csv`` and, with
+the matching lines side by side, to ``similarity.html``. Nothing here reads or
+changes a score.
 """
 from __future__ import annotations
 
@@ -104,12 +105,7 @@ class Answers:
     cells: list[Cell]
     # the hash of every run of K tokens -> where it starts: (index of the cell, index of the run's first token)
     grams: dict[int, list[tuple[int, int]]] = field(default_factory=dict)
-    prints: set[int] = field(default_factory=set)  # the winnowed fingerprints: the index that finds candidates
-
-    @property
-    def size(self) -> int:
-        """Tokens in all of its cells."""
-        return sum(len(c.symbols) for c in self.cells)
+    prints: set[int] = field(default_factory=set)  # the winnowed fingerprints: what the pairs are scored on
 
 
 def _symbol(text: str) -> int:
@@ -242,6 +238,15 @@ def _libraries(released: nbformat.NotebookNode) -> frozenset[str]:
     return frozenset(names)
 
 
+def _grade_id(cell) -> str | None:
+    """A cell's nbgrader grade id; None where there is none, or the metadata is malformed (a submission may hold
+    anything there)."""
+    meta = cell.get("metadata", {})
+    meta = meta.get("nbgrader") if isinstance(meta, dict) else None
+    grade_id = meta.get("grade_id") if isinstance(meta, dict) else None
+    return grade_id if isinstance(grade_id, str) else None
+
+
 def _answer_cells(nb: nbformat.NotebookNode) -> list[tuple[str, str]]:
     return [(c.metadata["nbgrader"]["grade_id"], c.source) for c in nb.cells
             if c.cell_type == "code" and c.metadata.get("nbgrader", {}).get("solution")]
@@ -263,11 +268,11 @@ def read_answers(assignment: str, notebooks: dict[str, Path]) -> list[Answers]:
             submitted, _ = read_submission(path)
         except Unreadable:
             continue
-        labelled = [c.get("metadata", {}).get("nbgrader", {}).get("grade_id") for c in submitted.cells
-                    if c.get("cell_type") == "code"]
-        if sorted(g for g in labelled if g in given) != sorted(given):  # (rebuilding costs: only where needed)
-            submitted, _ = rebuild(submitted, released, names)
-        made = make_answers(student, "student", _answer_cells(submitted), given, libraries)
+        found = [(_grade_id(c), c.source) for c in submitted.cells if c.cell_type == "code" and _grade_id(c) in given]
+        if sorted(g for g, _ in found) != sorted(given):  # (rebuilding costs: only where an answer is not found once)
+            rebuilt, _ = rebuild(submitted, released, names)
+            found = _answer_cells(rebuilt)
+        made = make_answers(student, "student", found, given, libraries)
         if made.cells:
             authors.append(made)
     if not authors:
@@ -385,7 +390,8 @@ def compare(assignment: str, authors: list[Answers], threshold: float = 0.7, min
     totals = np.asarray(weighted.sum(axis=1)).ravel()
     shared = (weighted @ every.T).toarray()  # [i, j]: the weight of the runs i and j share
     with np.errstate(divide="ignore", invalid="ignore"):
-        share = np.where(totals[:, None] > 0, shared / totals[:, None], 0.0)  # [i, j]: i's share found in j
+        share = np.where(totals[:, None] > 0, np.minimum(shared / totals[:, None], 1.0), 0.0)  # [i, j]: i's in j
+    # (the minimum: sums of weights in another order differ in the last bits; a share is at most all)
     n = len(students)
     found = []
     for i in range(n):
