@@ -147,6 +147,16 @@ def test_a_step_the_whole_class_writes_weighs_little():
         "copies of the reference must be flagged against it however many students made them"
 
 
+def test_pairs_are_the_same_whatever_the_block_of_students_scored_at_once(monkeypatch):
+    crowd = [student(f"s{i}", softmax=SOFTMAX, cosine_scores=own_cosine(i)) for i in range(10)]
+    crowd += [student("s10", softmax=SOFTMAX_DISGUISED, cosine_scores=own_cosine(1)),
+              student("s11", softmax=SOFTMAX_LOOP, cosine_scores=own_cosine(8))]
+    whole = [(p.a, p.b, p.similarity) for p in compare("01", crowd, threshold=0.5, min_tokens=20)]
+    assert {(a, b) for a, b, _ in whole} == {("s1", "s10"), ("s8", "s11")}, whole
+    monkeypatch.setattr(similarity, "BLOCK", 3)  # (s1 and s10, s8 and s11 fall into different blocks)
+    assert [(p.a, p.b, p.similarity) for p in compare("01", crowd, threshold=0.5, min_tokens=20)] == whole
+
+
 def test_fingerprints_find_every_long_enough_shared_run():
     # The winnowing guarantee: a shared run of K + WINDOW - 1 tokens yields a common fingerprint.
     run = tuple(range(100, 100 + similarity.K + similarity.WINDOW - 1))

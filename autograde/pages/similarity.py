@@ -67,6 +67,7 @@ K = 8  # tokens per fingerprinted run: shorter shared runs are noise (``return V
 WINDOW = 4  # hashes per winnowing window: every shared run of K + WINDOW - 1 = 11 tokens is found
 LIBRARIES = frozenset({"np", "numpy", "torch", "nn", "F", "math", "plt", "scipy", "functional"})
 REFERENCE, BOOK = "reference", "book"  # the authors that are no student (the kind column tells them apart)
+BLOCK = 512  # students whose pairs are scored at once
 SHOWN_PAIRS = 100  # pairs drawn side by side in the HTML per assignment (the CSV has them all)
 
 
@@ -366,9 +367,10 @@ def compare(assignment: str, authors: list[Answers], threshold: float = 0.7, min
     what the whole class writes weighs almost nothing, what two students alone
     share weighs most. A side's share is the weight of the fingerprints it
     shares over the weight of all of its own (a verbatim copy: 100%, however
-    common its lines); the similarity is the larger share. Every pair is scored
-    at once, as one sparse product (authors × fingerprints, weighted, times its
-    transpose); the lines shown are those every shared run of K tokens covers.
+    common its lines); the similarity is the larger share. The pairs are scored
+    by sparse products (authors × fingerprints, weighted, times its transpose),
+    :data:`BLOCK` students at a time; the lines shown are those every shared
+    run of K tokens covers.
     """
     import numpy as np
     from scipy import sparse
@@ -388,23 +390,24 @@ def compare(assignment: str, authors: list[Answers], threshold: float = 0.7, min
     weight = np.log((len(students) + 1) / np.maximum(held, 1))
     weighted = every.multiply(weight).tocsr()
     totals = np.asarray(weighted.sum(axis=1)).ravel()
-    shared = (weighted @ every.T).toarray()  # [i, j]: the weight of the runs i and j share
-    with np.errstate(divide="ignore", invalid="ignore"):
-        share = np.where(totals[:, None] > 0, np.minimum(shared / totals[:, None], 1.0), 0.0)  # [i, j]: i's in j
-    # (the minimum: sums of weights in another order differ in the last bits; a share is at most all)
-    n = len(students)
-    found = []
-    for i in range(n):
-        for j in np.flatnonzero(np.maximum(share[i], share[:, i]) >= threshold):
-            if j > i or j >= n:  # (each pair of students once; the reference and the book after them)
-                found.append((i, int(j)))
-    everyone = students + others
+    n, everyone = len(students), students + others
+    safe = np.where(totals > 0, totals, np.inf)  # (an author with no fingerprint shares nothing)
     pairs = []
-    for i, j in found:
-        a, b = everyone[i], everyone[j]
-        pair = _pair(assignment, a, b, a.grams.keys() & b.grams.keys(), (float(share[i, j]), float(share[j, i])))
-        if pair.tokens >= min_tokens:
-            pairs.append(pair)
+    for start in range(0, n, BLOCK):  # (rows of students a block at a time: memory grows with the class, not its square)
+        stop = min(n, start + BLOCK)
+        shared = (weighted[start:stop] @ every.T).toarray()  # [i, j]: the weight of the fingerprints i and j share
+        # [i, j]: i's share found in j, and j's found in i (the product is symmetric); a share is at most all (the
+        # sums of weights in another order differ in the last bits)
+        mine = np.minimum(shared / safe[start:stop, None], 1.0)
+        theirs = np.minimum(shared / safe[None, :], 1.0)
+        for row, j in zip(*np.nonzero(np.maximum(mine, theirs) >= threshold)):
+            i = start + int(row)
+            if j > i:  # (each pair of students once; the reference and the book come after them)
+                a, b = everyone[i], everyone[j]
+                pair = _pair(assignment, a, b, a.grams.keys() & b.grams.keys(),
+                             (float(mine[row, j]), float(theirs[row, j])))
+                if pair.tokens >= min_tokens:
+                    pairs.append(pair)
     return sorted(pairs, key=lambda p: (-p.similarity, -p.tokens, p.a, p.b))
 
 
