@@ -314,6 +314,8 @@ def _similarity(notebooks: dict[tuple[str, str], Path], assignments: list[str], 
         return write_similarity(notebooks, assignments, fresh, settings)
     except Exception as error:  # (flags, never grades: the grades are written whatever happens here)
         log.warning("no similarity report: %s: %s", type(error).__name__, error)
+        for name in ("similarity.csv", "similarity.html"):  # (no half-written report)
+            (fresh / name).unlink(missing_ok=True)
         return None
 
 
