@@ -200,6 +200,21 @@ def test_the_reports_settings_change_no_cache_key_and_the_switch_is_in_the_help(
     assert "--no-similarity" in capsys.readouterr().out, "--help does not list --no-similarity"
 
 
+def test_a_failure_of_the_report_fails_no_grading_and_leaves_no_half_written_report(tmp_path, monkeypatch, caplog):
+    from autograde import grade
+
+    def half_written(notebooks, assignments, out, settings):
+        (out / "similarity.csv").write_text("assignment,student_a\n")
+        raise RuntimeError("disk full")
+
+    monkeypatch.setattr(grade, "write_similarity", half_written)
+    assert grade._similarity({}, ["01-weighted-sum"], tmp_path, {}) is None
+    assert not (tmp_path / "similarity.csv").exists(), "a half-written similarity.csv was left"
+    assert "no similarity report: RuntimeError: disk full" in caplog.text, caplog.text
+    monkeypatch.setattr(grade, "write_similarity", lambda *args: pytest.fail("written though switched off"))
+    assert grade._similarity({}, ["01-weighted-sum"], tmp_path, {"Similarity": {"enabled": False}}) is None
+
+
 # ---------------------------------------------------------------------------------------------------------------
 # End to end: python -m autograde grade on a handful of chapter-1 notebooks, one a renamed copy.
 
