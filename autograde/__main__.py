@@ -82,6 +82,7 @@ def configurable_classes() -> list[type]:
     from . import gradebook  # noqa: F401 (they define the classes)
     from .intake import collect  # noqa: F401
     from .results import late  # noqa: F401
+    from .pages import similarity  # noqa: F401
     from .run import execute, kernel_manager  # noqa: F401
 
     found, todo = [], [Configurable]
@@ -158,6 +159,8 @@ class GradeApp(Application):
         "no-sandbox": ({"SandboxKernelManager": {"sandbox": False}},
                        "run student code without the bubblewrap sandbox (only where no sandbox can be had: "
                        "submissions could then read the solutions and other students' work and change grades)"),
+        "no-similarity": ({"Similarity": {"enabled": False}}, "write no similarity report (similarity.csv and "
+                          "similarity.html: pairs of students whose answers share much code, flagged, never graded)"),
         "quiet": ({"GradeApp": {"quiet": True}}, "no progress bar"),
         "pdf": ({"GradeApp": {"pdf": True}}, "also print each feedback page and the report to PDF (for a Moodle "
                                              "export also OUT/feedback-pdf.zip, ready for its feedback upload)"),
@@ -290,7 +293,8 @@ def _run(app: GradeApp) -> int:
           f"run into this folder; {result.problems} test cell(s) with errors, timeouts, crashes, tampering or missing "
           "notebooks")
     print(f"wrote {out / 'scores.csv'}, {out / 'grades.csv'}, feedback in {out / 'feedback'} "
-          f"and the report {out / 'report.html'}; "
+          f"and the report {out / 'report.html'}"
+          + (f" (similar answers in {out / 'similarity.html'})" if (out / "similarity.html").is_file() else "") + "; "
           f"{len(result.unmatched)} file(s) not graded, listed in {out / 'unmatched.csv'}")
     if any(lt.rule for lt in result.lateness.values()):  # (a due date was set)
         from .results.late import summary

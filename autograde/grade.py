@@ -39,6 +39,7 @@ from .intake.collect import OUTPUT_MARKER, Collect, Unmatched, collect, write_un
 from .pages import pdf as pdf_pages
 from .pages.feedback import write_feedback
 from .pages.report import write_report
+from .pages.similarity import Similarity, write_similarity
 from .results import cache, late
 from .results.classify import CellResult, Graded, Status, same_for_all
 from .results.outputs import write_csvs, write_notes
@@ -59,7 +60,8 @@ MARKER = OUTPUT_MARKER
 OWN_FOLDERS = ("nbgrader", "submitted", "results", "feedback", pdf_pages.PDF_FOLDER)  # (the last: with --pdf)
 OWN_FILES = ("scores.csv", "grades.csv", "notes.csv", "unmatched.csv", "report.html",
              "gradebook-import.csv", "not_in_gradebook.csv",  # (these two: written with --gradebook)
-             pdf_pages.REPORT_PDF, pdf_pages.MOODLE_ZIP)  # (these two: with --pdf)
+             pdf_pages.REPORT_PDF, pdf_pages.MOODLE_ZIP,  # (these two: with --pdf)
+             "similarity.csv", "similarity.html")  # (these two: unless --no-similarity)
 _NEXT, _OLD = ".autograde-next-", ".autograde-old-"
 
 
@@ -317,11 +319,29 @@ def _grade_into(fresh: Path, submissions: Path, out: Path, assignments: list[str
     write_csvs(rows, fresh, collected.lms_ids, lateness)
     write_notes(notes, fresh / "notes.csv", collected.lms_ids)
     pages = write_feedback(rows, fresh / "feedback", notes, collected.lms_ids, lateness)
-    write_report(rows, fresh / "report.html", time.perf_counter() - started, len(todo), notes, lateness)
+    similar = _similarity(collected.submissions, chosen, fresh, overrides)
+    write_report(rows, fresh / "report.html", time.perf_counter() - started, len(todo), notes, lateness=lateness,
+                 similarity=similar)
     if printer:
         pdf_pages.write_pdfs(fresh, {p.stem: p for p in pages}, fresh / "report.html", collected.lms_ids,
                              collected.names, collected.lms == "moodle", printer, progress)
     return GradeResult(rows, len(todo), reused, notes, collected.unmatched, collected.layout, lateness)
+
+
+def _similarity(notebooks: dict[tuple[str, str], Path], assignments: list[str], fresh: Path,
+                overrides: dict) -> dict | None:
+    """Write the similarity report (:mod:`autograde.pages.similarity`) unless it is switched off; its summary for
+    report.html. It reads the submissions only: no grade depends on it, and a failure of it fails no grading."""
+    settings = Similarity(config=nbgrader_config(Path("."), overrides=overrides))
+    if not settings.enabled:
+        return None
+    try:
+        return write_similarity(notebooks, assignments, fresh, settings)
+    except Exception as error:  # (flags, never grades: the grades are written whatever happens here)
+        log.warning("no similarity report: %s: %s", type(error).__name__, error)
+        for name in ("similarity.csv", "similarity.html"):  # (no half-written report)
+            (fresh / name).unlink(missing_ok=True)
+        return None
 
 
 def _grade_on_executor(todo: dict[tuple[str, str], Path], done, lost, base: Path, jobs: int, scheduler: str | None,

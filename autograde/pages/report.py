@@ -60,9 +60,9 @@ def late_context(lateness: dict[tuple[str, str], Lateness] | None) -> dict:
 
 
 def report_context(rows: list[CellResult], seconds: float, graded: int, notes: dict | None = None,
-                   lateness: dict[tuple[str, str], Lateness] | None = None) -> dict:
-    """What the report template gets (see its header), from the rows of scores.csv, the run's figures and the late
-    penalties (:func:`late_context`)."""
+                   lateness: dict[tuple[str, str], Lateness] | None = None, similarity: dict | None = None) -> dict:
+    """What the report template gets (see its header), from the rows of scores.csv, the run's figures, the late
+    penalties (:func:`late_context`) and the similarity report's summary."""
     by_assignment: dict[str, list[CellResult]] = defaultdict(list)
     for r in rows:
         by_assignment[r.assignment].append(r)
@@ -99,17 +99,20 @@ def report_context(rows: list[CellResult], seconds: float, graded: int, notes: d
         "notes": [{"student": s, "assignment": a, "note": redact(n, hidden_tests(a))}
                   for (s, a), lines in sorted((notes or {}).items()) for n in lines],
         "late": late_context(lateness),
+        "similarity": similarity,  # {pairs, threshold, file} of pages/similarity.py, or None (not written)
     }
 
 
 def write_report(rows: list[CellResult], path: Path, seconds: float, graded: int, notes: dict | None = None,
-                 lateness: dict[tuple[str, str], Lateness] | None = None) -> Path:
+                 lateness: dict[tuple[str, str], Lateness] | None = None, similarity: dict | None = None) -> Path:
     """Write the instructor's HTML report to `path`: score distributions, pass rate per test cell, problems, run time.
 
     `graded` is the number of notebooks this run graded (the others were
     reused) in `seconds`. `notes` (as for :func:`autograde.pages.feedback.write_feedback`)
     are listed at the end: the notebooks the grader repaired, and those flagged for tampering. `lateness`
     (:func:`autograde.results.late.assess`) lists the late students and those whose submission time is unknown.
+    `similarity`, the summary :func:`autograde.pages.similarity.write_similarity` returns, links the similarity
+    report.
     """
-    path.write_text(render("report.html.j2", **report_context(rows, seconds, graded, notes, lateness)))
+    path.write_text(render("report.html.j2", **report_context(rows, seconds, graded, notes, lateness, similarity)))
     return path

@@ -1,0 +1,328 @@
+"""Measure the similarity report on a synthetic class of chapter 1 (not a test).
+
+    .venv/bin/python -m benchmarks.similarity_class [--students 300] [--copies 30] [--repeat 3] [--seed 0] [--keep DIR]
+
+Honest students answer each of chapter 1's nine answer cells in one of several
+correct ways: the correct alternatives of tests/alternatives/01-weighted-sum/,
+the reference, and the templates below, each template with choice points
+(``⟨a¦b⟩``: ``np.sum(e, ...)`` or ``e.sum(...)``, ``dtype=float`` or
+``dtype=np.float64``, ...) that every student resolves on their own; then each
+student names their variables, comments and wraps returns their own way. Some
+students leave a cell unanswered. The copiers take another student's notebook
+(or the reference) and disguise it: verbatim, renamed variables, cells in
+another order, comments and blank lines added, constants changed, all of these
+at once, or only five of the nine cells copied. Two copiers may copy the same
+student.
+
+It prints which copies were found (a copier and their source, or two copiers of
+one source, flagged as a pair), how many pairs of honest students and how many
+honest students against the reference or the book were flagged, and the time
+of the similarity step (reading the notebooks, comparing, writing the CSV and
+HTML) over the whole class: the best of --repeat runs. Copies and honest
+answers are not graded here (no kernels run): the alternatives and the
+reference are graded by the test suite; the templates are written to be correct.
+"""
+from __future__ import annotations
+
+import argparse
+import csv
+import random
+import re
+import tempfile
+import time
+from pathlib import Path
+
+from autograde.pages.similarity import Similarity, write_similarity
+from tests.support.disguise import local_names, rename
+from tests.support.synthetic import completed_notebook, student_notebook, write_submission
+
+REPO = Path(__file__).resolve().parent.parent
+A = "01-weighted-sum"
+CELLS = ["softmax", "weighted_average", "dot_scores", "cosine_scores", "gaussian_scores", "attention_pool",
+         "nadaraya_watson", "temperature", "bandwidth"]
+SIGNATURES = {
+    "softmax": "def softmax(x, axis=-1):",
+    "weighted_average": "def weighted_average(weights, values):",
+    "dot_scores": "def dot_scores(queries, keys):",
+    "cosine_scores": "def cosine_scores(queries, keys):",
+    "gaussian_scores": "def gaussian_scores(queries, keys, bandwidth):",
+    "attention_pool": "def attention_pool(queries, keys, values, score_fn):",
+    "nadaraya_watson": "def nadaraya_watson(x_query, x_train, y_train, bandwidth):",
+}
+FLOAT = "⟨float¦np.float64¦np.double⟩"
+# Bodies written as students write them, each with choice points ⟨a¦b¦...⟩ resolved per student.
+TEMPLATES = {
+    "softmax": [
+        f"""x = np.asarray(x, dtype={FLOAT})
+top = ⟨x.max(axis=axis, keepdims=True)¦np.max(x, axis=axis, keepdims=True)¦np.amax(x, axis=axis, keepdims=True)⟩
+top[~np.isfinite(top)] = ⟨0¦0.0⟩
+ex = np.exp(x - top)
+s = ⟨ex.sum(axis=axis, keepdims=True)¦np.sum(ex, axis=axis, keepdims=True)⟩
+s[s == 0] = 1
+return ex / s""",
+        f"""arr = np.array(x, dtype={FLOAT})
+peak = ⟨np.amax(arr, axis=axis, keepdims=True)¦arr.max(axis=axis, keepdims=True)⟩
+peak = np.nan_to_num(peak, neginf=0.0)
+num = np.exp(arr - peak)
+den = ⟨num.sum(axis=axis, keepdims=True)¦np.sum(num, axis=axis, keepdims=True)⟩
+⟨safe = np.where(den > 0, den, 1.0)
+return num / safe¦return np.divide(num, den, out=np.zeros_like(num), where=den != 0)⟩""",
+        f"""x = np.asarray(x, dtype={FLOAT})
+dead = np.all(np.isneginf(x), axis=axis, keepdims=True)
+shifted = x - np.max(np.where(dead, 0.0, x), axis=axis, keepdims=True)
+w = np.exp(shifted)
+⟨with np.errstate(invalid="ignore"):
+    w = w / np.sum(w, axis=axis, keepdims=True)¦w = w / np.maximum(w.sum(axis=axis, keepdims=True), 1e-300)⟩
+return np.where(dead, 0.0, w)""",
+    ],
+    "weighted_average": [
+        f"""w = np.asarray(weights, dtype={FLOAT})
+v = np.asarray(values, dtype={FLOAT})
+return ⟨np.dot(w, v)¦np.matmul(w, v)¦w @ v⟩""",
+        """result = 0
+for j in range(len(values)):
+    result = result + ⟨weights[..., j, None]¦np.asarray(weights)[..., j:j + 1]⟩ * values[j]
+return result""",
+    ],
+    "dot_scores": [
+        "return ⟨np.dot(queries, keys.T)¦np.matmul(queries, np.transpose(keys))¦queries.dot(keys.T)⟩",
+        "return (⟨queries[:, None, :]¦queries[:, np.newaxis, :]⟩ * keys[None, :, :]).sum(⟨-1¦axis=-1¦axis=2⟩)",
+    ],
+    "cosine_scores": [
+        """qn = np.linalg.norm(queries, axis=⟨-1¦1⟩, keepdims=True)
+kn = np.linalg.norm(keys, axis=⟨-1¦1⟩, keepdims=True)
+q = np.divide(queries, qn, out=np.zeros_like(queries, dtype=float), where=qn > 0)
+k = np.divide(keys, kn, out=np.zeros_like(keys, dtype=float), where=kn > 0)
+return ⟨q @ k.T¦np.dot(q, k.T)⟩""",
+        """dots = ⟨np.einsum("md,nd->mn", queries, keys)¦queries @ keys.T⟩
+lengths = np.outer(np.sqrt((queries ** 2).sum(⟨1¦axis=1⟩)), np.sqrt((keys ** 2).sum(⟨1¦axis=1⟩)))
+safe = np.where(lengths == 0, 1, lengths)
+return np.where(lengths == 0, ⟨0¦0.0⟩, dots / safe)""",
+    ],
+    "gaussian_scores": [
+        """diff = ⟨queries[:, None, :] - keys[None, :, :]¦np.expand_dims(queries, 1) - np.expand_dims(keys, 0)⟩
+return -⟨np.sum(diff ** 2, axis=-1)¦(diff * diff).sum(-1)⟩ / (2 * bandwidth ** 2)""",
+        """sq = np.square(np.linalg.norm(queries[:, np.newaxis] - keys[np.newaxis], axis=⟨2¦-1⟩))
+return -sq / ⟨(2.0 * bandwidth * bandwidth)¦(2 * bandwidth ** 2)⟩""",
+    ],
+    "attention_pool": [
+        """s = score_fn(queries, keys)
+w = softmax(s⟨¦, axis=-1⟩)
+⟨out = w @ values
+return out, w¦return weighted_average(w, values), w⟩""",
+    ],
+    "nadaraya_watson": [
+        """⟨kernel = lambda q, k: gaussian_scores(q, k, bandwidth)
+¦⟩out, _ = attention_pool(x_query.reshape(-1, 1), x_train.reshape(-1, 1), y_train.reshape(-1, 1), ⟨kernel¦lambda q, k: gaussian_scores(q, k, bandwidth)⟩)
+return out.reshape(-1)""",
+        """d = ⟨x_query[:, None] - x_train[None, :]¦np.subtract.outer(x_query, x_train)⟩
+w = softmax(-d ** 2 / (2 * bandwidth ** 2)⟨¦, axis=-1⟩)
+return ⟨w @ y_train¦np.dot(w, y_train)⟩""",
+    ],
+    "temperature": [
+        """best = scores.max()
+ties = (scores == best).astype(float)
+limit_cold = ties / ties.sum()
+limit_hot = ⟨np.ones_like(scores) / scores.size¦np.full(len(scores), 1 / len(scores))⟩
+weights_by_temperature = ⟨np.array([softmax(scores / T) for T in temperatures])¦np.stack([softmax(scores / T) for T in temperatures])⟩""",
+    ],
+    "bandwidth": [
+        """validation_mse = np.zeros(len(candidate_bandwidths))
+for i, h in enumerate(candidate_bandwidths):
+    pred = nadaraya_watson(x_val, x_fit, y_fit, h)
+    validation_mse[i] = ⟨np.mean((pred - y_val) ** 2)¦((pred - y_val) ** 2).mean()⟩
+chosen_bandwidth = ⟨candidate_bandwidths[np.argmin(validation_mse)]¦float(candidate_bandwidths[validation_mse.argmin()])⟩""",
+    ],
+}
+NAMES = ["tmp", "val", "res", "out2", "acc", "buf", "arr2", "m2", "z", "u", "part", "step", "cur", "alpha", "beta"]
+COMMENTS = ["# compute this step by step", "# careful with the shapes here", "# normalise", "# TODO check edge case",
+            "# this took me a while", "# broadcasting does the work", "# see the book's chapter 1"]
+def resolve(template: str, rng: random.Random) -> str:
+    """The template with each choice point ⟨a¦b¦...⟩ (innermost first) replaced by one of its options."""
+    pattern = re.compile(r"⟨([^⟨⟩]*)⟩")
+    while "⟨" in template:
+        template = pattern.sub(lambda m: rng.choice(m.group(1).split("¦")), template)
+    return template
+
+
+def as_cell(grade_id: str, body: str) -> str:
+    """The body as a whole answer cell: inside its function (indented under the signature), or as is."""
+    if grade_id not in SIGNATURES:
+        return body
+    return SIGNATURES[grade_id] + "\n" + "\n".join("    " + line if line else "" for line in body.splitlines())
+
+
+def honest_style(source: str, rng: random.Random) -> str:
+    """A student's own habits: their variable names, comments, returns through a variable, a check or conversion of
+    the first argument of their own."""
+    names = local_names(source)
+    if names and rng.random() < 0.7:
+        pool = rng.sample(NAMES, len(NAMES))
+        source = rename(source, {n: pool[i % len(pool)] + ("" if i < len(pool) else str(i)) for i, n in enumerate(names)})
+    lines = source.splitlines()
+    if rng.random() < 0.3:
+        lines = [re.sub(r"^(\s*)return (.+)$", r"\1result = \2\n\1return result", line) if "return" in line
+                 and "," not in line else line for line in lines]
+    signature = re.match(r"def \w+\((\w+)", lines[0]) if lines else None
+    if signature and rng.random() < 0.4:  # (their own checks and conversions first: each student has some)
+        first = signature.group(1)
+        habit = rng.choice([f"{first} = np.asarray({first}, dtype=float)", f"{first} = np.array({first})",
+                            f"assert np.ndim({first}) >= 1", f"shape = np.shape({first})",
+                            f"if len({first}) == 0:\n        return {first}", f"{first} = {first} * 1.0"])
+        lines[1:1] = [("        " if i else "    ") + line.strip() for i, line in enumerate(habit.split("\n"))]
+    if rng.random() < 0.5:
+        at = rng.randrange(1, len(lines) + 1) if len(lines) > 1 else len(lines)
+        indent = re.match(r"\s*", lines[at - 1]).group() if at - 1 < len(lines) and lines[at - 1].startswith(" ") else \
+            ("    " if lines[0].startswith("def ") else "")
+        lines.insert(at, indent + rng.choice(COMMENTS))
+    return "\n".join(lines)
+
+
+def honest_pools() -> dict[str, list[str]]:
+    """Every correct way to write each cell: the alternatives' files, the reference, the templates."""
+    reference = {c.metadata["nbgrader"]["grade_id"]: c.source for c in completed_notebook(A).cells
+                 if c.metadata.get("nbgrader", {}).get("solution")}
+    pools = {}
+    for grade_id in CELLS:
+        files = sorted((REPO / "tests" / "alternatives" / A / grade_id).glob("*.py"))
+        pools[grade_id] = [reference[grade_id]] + [p.read_text() for p in files] + \
+            [(grade_id, t) for t in TEMPLATES.get(grade_id, [])]
+    return pools
+
+
+def honest_answers(pools: dict, rng: random.Random) -> dict[str, str]:
+    """One honest student's answer cells (a few left unanswered)."""
+    answers = {}
+    for grade_id in CELLS:
+        if rng.random() < 0.05:
+            continue  # left as released
+        way = rng.choice(pools[grade_id])
+        code = as_cell(way[0], resolve(way[1], rng)) if isinstance(way, tuple) else way
+        answers[grade_id] = honest_style(code, rng)
+    return answers
+
+
+def disguise(answers: dict[str, str], how: str, rng: random.Random, own: dict[str, str]) -> dict[str, str]:
+    """A copy of `answers` disguised `how`; `own` are the copier's own answers (for a partial copy)."""
+    copied = dict(answers)
+    if how in ("renamed", "everything", "reference renamed"):
+        for grade_id, code in copied.items():
+            names = local_names(code)
+            copied[grade_id] = rename(code, {n: f"my_{n}_{rng.randrange(10)}" for n in names})
+    if how in ("comments", "everything"):
+        copied = {g: "\n".join(line + ("  # " + rng.choice(["ok", "works", "done", "from lecture"])
+                                       if line.strip() and rng.random() < 0.4 and not line.rstrip().endswith(":")
+                                       else "") + ("\n" if rng.random() < 0.3 else "")
+                               for line in code.splitlines()) for g, code in copied.items()}
+    if how in ("constants", "everything"):
+        copied = {g: code.replace("0.0", "0.").replace("2.0", "2.").replace("1e-12", "1e-9").replace(", 1)", ", 1.0)")
+                  for g, code in copied.items()}
+    if how == "partial":
+        kept = set(rng.sample(sorted(copied), min(5, len(copied))))
+        copied = {g: (copied[g] if g in kept else own.get(g, "")) for g in CELLS if g in kept or g in own}
+    return copied
+
+
+def notebook(answers: dict[str, str], reorder: bool, rng: random.Random):
+    """The released notebook with `answers` in its answer cells; with `reorder`, its cells shuffled."""
+    nb = student_notebook(A)
+    for cell in nb.cells:
+        grade_id = cell.metadata.get("nbgrader", {}).get("grade_id")
+        if grade_id in answers:
+            cell.source = answers[grade_id]
+    if reorder:
+        rng.shuffle(nb.cells)
+    return nb
+
+
+KINDS = ["verbatim", "renamed", "reordered", "comments", "constants", "everything", "partial", "reference renamed"]
+
+
+def make_class(folder: Path, students: int, copies: int, seed: int) -> tuple[set[frozenset], dict[str, str]]:
+    """Write the class into `folder`; returns the pairs that are copies (frozensets of two ids, or of an id and
+    'reference') and each copier's kind of disguise."""
+    rng = random.Random(seed)
+    pools = honest_pools()
+    reference = {c.metadata["nbgrader"]["grade_id"]: c.source for c in completed_notebook(A).cells
+                 if c.metadata.get("nbgrader", {}).get("solution")}
+    honest = students - copies
+    answers = {f"s{i:03d}": honest_answers(pools, rng) for i in range(honest)}
+    for student, own in answers.items():
+        write_submission(notebook(own, False, rng), folder, student, A)
+    truth, kinds, sources = set(), {}, {}
+    for n in range(copies):
+        copier, how = f"c{n:03d}", KINDS[n % len(KINDS)]
+        source = "reference" if how == "reference renamed" else (
+            sources[f"c{n - 1:03d}"] if n % 10 == 9 and sources.get(f"c{n - 1:03d}") not in (None, "reference")
+            else f"s{rng.randrange(honest):03d}")
+        sources[copier], kinds[copier] = source, how
+        original = reference if source == "reference" else answers[source]
+        copied = disguise(original, how, rng, honest_answers(pools, rng))
+        write_submission(notebook(copied, how in ("reordered", "everything"), rng), folder, copier, A)
+        truth.add(frozenset({copier, source}))
+    # Two copiers of one source are copies of each other too.
+    for c1 in sources:
+        for c2 in sources:
+            if c1 < c2 and sources[c1] == sources[c2]:
+                truth.add(frozenset({c1, c2}))
+    return truth, kinds
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--students", type=int, default=300)
+    parser.add_argument("--copies", type=int, default=30)
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--threshold", type=float, default=None)
+    parser.add_argument("--keep", type=Path, default=None, help="write the class and the report here, and keep them")
+    args = parser.parse_args(argv)
+    with tempfile.TemporaryDirectory() as scratch:
+        root = args.keep or Path(scratch)
+        submitted, out = root / "submitted", root / "out"
+        out.mkdir(parents=True, exist_ok=True)
+        truth, kinds = make_class(submitted, args.students, args.copies, args.seed)
+        notebooks = {(p.parent.parent.name, A): p for p in sorted(submitted.glob(f"*/{A}/{A}.ipynb"))}
+        settings = Similarity() if args.threshold is None else Similarity(threshold=args.threshold)
+        times = []
+        for _ in range(args.repeat):
+            started = time.perf_counter()
+            write_similarity(notebooks, [A], out, settings)
+            times.append(time.perf_counter() - started)
+        with open(out / "similarity.csv", newline="") as f:
+            rows = list(csv.DictReader(f))
+    flagged = {frozenset({r["student_a"], r["student_b"]}): r for r in rows}
+    copiers = sorted(kinds)
+    print(f"{args.students} students ({args.copies} copiers), threshold {settings.threshold:.0%}, "
+          f"min_tokens {settings.min_tokens}")
+    found = truth & set(flagged)
+    print(f"copies found: {len(found)} of {len(truth)} copied pairs")
+    for copier in copiers:
+        pairs = [p for p in truth if copier in p]
+        hits = [p for p in pairs if p in flagged]
+        shown = ", ".join(f"{'/'.join(sorted(p - {copier}))} {float(flagged[p]['similarity']):.0%}" for p in hits)
+        print(f"  {copier} ({kinds[copier]}): {len(hits)} of {len(pairs)}" + (f" [{shown}]" if shown else ""))
+    false = {p: r for p, r in flagged.items() if p not in truth}
+    honest_pairs = [p for p, r in false.items() if r["kind"] == "student"]
+    against = [p for p, r in false.items() if r["kind"] != "student"]
+    n_honest = args.students - args.copies
+    print(f"honest pairs flagged: {len(honest_pairs)} of {n_honest * (n_honest - 1) // 2} pairs of honest students "
+          f"(and {sum(1 for p in honest_pairs if any(s.startswith('c') for s in p))} pairs of a copier with an "
+          "honest student not their source)")
+    print(f"honest students flagged against the reference or the book: {len(against)}")
+    for cut in (0.5, 0.6, 0.7, 0.8, 0.9, 1.0):
+        if cut >= settings.threshold:
+            at = {p for p, r in flagged.items() if float(r["similarity"]) >= cut - 1e-9}
+            print(f"  at {cut:.0%}: copies found {len(truth & at)} of {len(truth)}; honest pairs flagged "
+                  f"{sum(1 for p in at - truth if flagged[p]['kind'] == 'student')}, against the reference or book "
+                  f"{sum(1 for p in at - truth if flagged[p]['kind'] != 'student')}")
+    for p in sorted(false, key=lambda p: -float(false[p]["similarity"]))[:10]:
+        r = false[p]
+        print(f"  {r['student_a']} ~ {r['student_b']} ({r['kind']}): {float(r['similarity']):.0%}, "
+              f"{r['matched_tokens']} tokens, {r['matched_cells']}")
+    print(f"similarity step for {len(notebooks)} notebooks: best of {args.repeat}: {min(times):.2f} s "
+          f"(all: {', '.join(f'{t:.2f}' for t in times)})")
+
+
+if __name__ == "__main__":
+    main()
