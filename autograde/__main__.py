@@ -81,8 +81,8 @@ def configurable_classes() -> list[type]:
     ``--Class.name=value`` and are listed by ``--help-all``)."""
     from . import gradebook  # noqa: F401 (they define the classes)
     from .intake import collect  # noqa: F401
-    from .results import late  # noqa: F401
     from .pages import similarity  # noqa: F401
+    from .results import late  # noqa: F401
     from .run import execute, kernel_manager  # noqa: F401
 
     found, todo = [], [Configurable]
