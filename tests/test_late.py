@@ -188,6 +188,19 @@ def test_nbgrader_timestamp_txt_as_submit_and_zip_collect_write_it(tmp_path):
     assert found[("cat", FIRST)].when is None, "no timestamp.txt in a folder: unknown"
 
 
+def test_a_time_record_that_gave_the_time_is_not_listed_as_a_file_not_graded(tmp_path):
+    files = {f"ann/{FIRST}/{FIRST}.ipynb": "", f"ann/{FIRST}/timestamp.txt": "2026-03-01 22:10:05.123456 UTC",
+             f"ann/{FIRST}/notes.txt": "my notes", f"bob/{FIRST}/{FIRST}.ipynb": "",
+             f"bob/{FIRST}/timestamp.txt": "not a time"}
+    for name, content in files.items():
+        (tmp_path / "export" / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / "export" / name).write_text(content)
+    listed = {u.path for u in collect(tmp_path / "export", tmp_path / "out" / "submitted", [FIRST]).unmatched}
+    assert f"ann/{FIRST}/timestamp.txt" not in listed, "the record the time was read from is listed as not graded"
+    # A stray file, and a record that said no time, are still listed: nothing is dropped unread.
+    assert {f"ann/{FIRST}/notes.txt", f"bob/{FIRST}/timestamp.txt"} <= listed, listed
+
+
 def test_gradescope_created_at_from_submission_metadata(tmp_path):
     metadata = ("submission_3001:\n  :submitters:\n  - :name: Ann Lee\n    :sid: '1001'\n    :email: ann@example.edu\n"
                 "  :created_at: 2026-03-01 23:58:41.112233000 -08:00\n  :score: 10.0\n  :status: processed\n")

@@ -362,6 +362,9 @@ def _collect(top: Path, refused: list[Unmatched], dest: Path, assignments: list[
     if layout.name in ("folders", "nbgrader"):  # a student's folder counts even when it holds no notebook
         folder_students |= {p.name for p in root.iterdir()
                             if p.is_dir() and not _junk(p.name) and not unsafe_student_id(p.name) and not _ours(p)}
+    # A file the submission time was read from was used, not left ungraded: unmatched.csv lists only what was not.
+    records = {shown(PurePosixPath(t.record)) for t in times.values() if t.record}
+    unmatched = [u for u in unmatched if u.path not in records]
     students = roster_students or sorted(folder_students | {student for student, _ in submissions})
     for u in unmatched:
         log.debug("not graded: %s: %s", u.path, u.reason)

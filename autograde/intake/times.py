@@ -53,6 +53,7 @@ class SubmissionTime:
     fallback: bool = False  # the zip entry's date: nothing better was in the export
     lms_policy: bool = False  # the LMS applies its own late policy (Canvas): no penalty here
     marked_late: bool = False  # the LMS marked it late (Canvas's LATE)
+    record: str = ""  # the export's file the time was read from (relative to it), if a file of its own gave it
 
 
 def nbgrader_timestamp(text: str) -> datetime | None:
@@ -154,7 +155,7 @@ def evidence(layout: str, root: Path, rel: PurePosixPath, entry, zipped: bool) -
         stamp = root / rel.parent / NBGRADER_TIMESTAMP
         if stamp.is_file():
             when = nbgrader_timestamp(stamp.read_text(errors="replace"))
-            found = SubmissionTime(when, NBGRADER) if when else None
+            found = SubmissionTime(when, NBGRADER, record=str(rel.parent / NBGRADER_TIMESTAMP)) if when else None
     elif layout == "gradescope" and entry.attempt:
         when = gradescope_created_at(entry.attempt[0])
         found = SubmissionTime(when, GRADESCOPE) if when else None
@@ -162,7 +163,7 @@ def evidence(layout: str, root: Path, rel: PurePosixPath, entry, zipped: bool) -
         receipt = root / rel.parent / f"{entry.context}_{entry.lms_id}_attempt_{entry.attempt[0]}.txt"
         when = blackboard_receipt(receipt.read_text(errors="replace")) if receipt.is_file() else None
         if when is not None:
-            found = SubmissionTime(when, BLACKBOARD_RECEIPT)
+            found = SubmissionTime(when, BLACKBOARD_RECEIPT, record=str(receipt.relative_to(root)))
         else:
             when = blackboard_name(entry.attempt[0])
             found = SubmissionTime(when, BLACKBOARD_NAME) if when else None

@@ -450,6 +450,7 @@ def write_similarity(notebooks: dict[tuple[str, str], Path], assignments: list[s
     (out / HTML).write_text(render("similarity.html.j2", sections=sections, threshold=settings.threshold,
                                    min_tokens=settings.min_tokens, k=K,
                                    guaranteed=K + WINDOW - 1, seconds=seconds), encoding="utf-8")
-    log.info("similarity: %d pair(s) at or above %.0f%% in %s (%.1f s)", len(rows), 100 * settings.threshold,
-             out / HTML, seconds)
+    # (`out` is the run's fresh folder, swapped in for the output folder at the end: its name is not the one to show.)
+    log.info("similarity: %d pair(s) at or above %.0f%%, listed in %s (%.1f s)", len(rows), 100 * settings.threshold,
+             HTML, seconds)
     return {"pairs": len(rows), "threshold": settings.threshold, "file": HTML}
