@@ -240,6 +240,8 @@ def test_blackboard_receipt_date_submitted_else_the_attempt_time_in_the_name(tmp
     assert found[("bkim", FIRST)].when == datetime(2026, 3, 1, 20, 0), "the name's time has no zone: naive"
     us = times.blackboard_receipt("Date Submitted: Sunday, March 1, 2026 9:01:55 PM EST\n")
     assert us == datetime(2026, 3, 2, 2, 1, 55, tzinfo=UTC)
+    # A 12-hour clock without a zone: PM is the afternoon, not a zone name to cut off (naive: read in the due's zone).
+    assert times.blackboard_receipt("Date Submitted: Sunday, March 1, 2026 10:10:05 PM\n") == datetime(2026, 3, 1, 22, 10, 5)
 
 
 def test_moodle_worksheet_last_modified_submission(tmp_path):

@@ -93,6 +93,7 @@ def blackboard_receipt(text: str) -> datetime | None:
         return None
     stamp = found[1].replace("o'clock", " ").strip()
     zone = re.search(r"\s([A-Z]{1,5})$", stamp)
+    zone = zone if zone and zone[1] not in ("AM", "PM") else None  # (a 12-hour clock's half of the day is no zone)
     offset = _ABBREVIATIONS.get(zone[1]) if zone else None
     if zone:
         stamp = stamp[:zone.start()]
