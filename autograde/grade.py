@@ -267,6 +267,9 @@ def _grade_into(fresh: Path, submissions: Path, out: Path, assignments: list[str
                         Collect(config=nbgrader_config(Path("."), overrides=overrides)))
     write_unmatched(collected.unmatched, fresh / "unmatched.csv")
     chosen = assignments or sorted({a for _, a in collected.submissions}) or known
+    if policy[0].due_date() is not None and len(chosen) > 1:  # (else one assignment's date would charge the others)
+        raise ValueError(f"a due date (--due, c.LatePolicy.due) is one assignment's, and this run grades "
+                         f"{len(chosen)}: {', '.join(chosen)}. Grade one with --assignment.")
     found = {(s, a): collected.submissions.get((s, a)) for s in collected.students for a in chosen}
     base = fresh / "nbgrader"
 

@@ -132,7 +132,7 @@ def test_extensions_by_student_id_or_lms_user_id_with_a_new_date_or_days(tmp_pat
     path.write_text("student_id,lms_user_id,due,days,assignment\n"
                     "ann,,2026-03-05T12:00,,\n"          # a new date, without a zone: the due date's
                     ",4242,,2,\n"                         # two days, by LMS user id
-                    "cat,,,1,99-not-this-one\n")          # for another assignment only
+                    "cat,,,1,02-additive-attention\n")   # for another assignment only
     rule = policy(extensions=str(path))
     found = read_extensions(path, rule.due_date().tzinfo)
     assert found["ann"][0].due.isoformat() == "2026-03-05T12:00:00+01:00"
@@ -144,6 +144,37 @@ def test_extensions_by_student_id_or_lms_user_id_with_a_new_date_or_days(tmp_pat
     assert got[("bob", FIRST)].units == 1 and got[("bob", FIRST)].penalty == pytest.approx(1.0)
     assert "extended by 2 day(s)" in got[("bob", FIRST)].explain()
     assert got[("cat", FIRST)].units == 3, "an extension for another assignment does not apply"
+
+
+def test_the_extension_for_this_assignment_beats_a_general_one_and_else_the_latest_due_wins(tmp_path):
+    path = tmp_path / "extensions.csv"
+    path.write_text("student_id,lms_user_id,days,assignment\n"
+                    f"ann,,3,{FIRST}\n"   # for this assignment: 3 days
+                    "ann,,1,\n"           # for any assignment: 1 day, written later
+                    "bob,4242,2,\n"       # one row naming both of bob's ids: one extension, not two
+                    ",4242,5,\n")         # and a longer one by his LMS user id
+    rule = policy(extensions=str(path))
+    found = read_extensions(path, rule.due_date().tzinfo)
+    three_days = datetime(2026, 3, 4, 12, 0, tzinfo=timezone(timedelta(hours=1)))
+    submitted = {(s, FIRST): times.SubmissionTime(three_days, times.NBGRADER) for s in ("ann", "bob")}
+    got = assess(rows("ann") + rows("bob"), submitted, rule, found, {"bob": "4242"})
+    assert got[("ann", FIRST)].penalty == 0, f"ann's 3 days for {FIRST} lost to a general 1 day: {got[('ann', FIRST)]}"
+    assert got[("bob", FIRST)].penalty == 0 and got[("bob", FIRST)].extension == "extended by 5 day(s)", got[("bob", FIRST)]
+
+
+def test_an_extension_for_no_assignment_of_the_course_is_refused(tmp_path):
+    path = tmp_path / "extensions.csv"
+    path.write_text("student_id,days,assignment\nann,2,01 Weighted sum\n")
+    with pytest.raises(ValueError) as refused:
+        read_extensions(path, UTC)
+    assert "line 2" in str(refused.value) and "01 Weighted sum" in str(refused.value), refused.value
+
+
+def test_a_due_date_without_a_time_of_day_is_refused():
+    # 2026-03-05 alone would be its first minute, a day earlier than an instructor who typed it meant.
+    with pytest.raises(ValueError) as refused:
+        parse_when("2026-03-05", UTC, "the extension's due date")
+    assert "time of day" in str(refused.value), refused.value
 
 
 def test_extra_days_keep_the_due_dates_wall_clock_across_daylight_saving():
@@ -408,3 +439,22 @@ def test_a_changed_due_date_gives_the_new_penalty_from_cached_grades(moodle_clas
     assert float(after["Bob-Kim"]["late_penalty"]) == pytest.approx(0.1 * full), after["Bob-Kim"]
     filled = {r["Identifier"]: r["Grade"] for r in read_rows(out / "gradebook-import.csv")}
     assert filled["Participant 123457"] == "90", filled
+
+
+def test_a_due_date_is_refused_for_a_run_that_grades_several_assignments(tmp_path):
+    # A stray notebook of another chapter in the export: one due date would charge it against this one's deadline.
+    from autograde.grade import grade
+
+    second = assignment_ids()[1]
+    for student, assignment in (("ann", FIRST), ("bob", second)):
+        (tmp_path / "class" / student / assignment).mkdir(parents=True)
+        (tmp_path / "class" / student / assignment / f"{assignment}.ipynb").write_text("not JSON")
+    with pytest.raises(ValueError) as refused:
+        grade(tmp_path / "class", tmp_path / "out", progress=False, jobs=1, sandbox=False,
+              overrides={"LatePolicy": {"due": "2026-03-01T23:59+01:00"}})
+    assert "--assignment" in str(refused.value) and second in str(refused.value), refused.value
+    assert not (tmp_path / "out" / "grades.csv").exists(), "a refused run wrote grades"
+    # One assignment named: graded.
+    result = grade(tmp_path / "class", tmp_path / "out", [FIRST], progress=False, jobs=1, sandbox=False,
+                   overrides={"LatePolicy": {"due": "2026-03-01T23:59+01:00"}})
+    assert {r.assignment for r in result.rows} == {FIRST}

@@ -26,6 +26,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 from nbgrader.plugins import LateSubmissionPlugin
 from traitlets import Enum, Float, Unicode
 
+from ..course import assignment_ids
 from ..intake import times as evidence
 from ..intake.times import SubmissionTime
 from .classify import CellResult, Status
@@ -45,6 +46,10 @@ def parse_when(text: str, zone: tzinfo | None = None, what: str = "the due date"
     ValueError (a due date must say its zone)."""
     text = text.strip()
     named = _ZONE_NAME.match(text)
+    if re.fullmatch(r"\d{4}-\d{2}-\d{2}", named["stamp"] if named else text):  # (else: that day's first minute)
+        raise ValueError(f"{what} {text!r} gives no time of day" + (
+            ": write it too, like 2026-03-05T23:59" if zone is not None else
+            " and no time zone: write both, like 2026-03-01T23:59+01:00 or 2026-03-01T23:59 Europe/Berlin"))
     try:
         when = datetime.fromisoformat(named["stamp"] if named else text)
     except ValueError:
@@ -168,6 +173,9 @@ def read_extensions(path: Path, zone: tzinfo) -> dict[str, list[Extension]]:
                 except ValueError:
                     raise ValueError(f"{where}: give a new due date or a number of days, not "
                                      f"{cell.get('days')!r}") from None
+            if cell.get("assignment") and cell["assignment"] not in assignment_ids():  # (else it silently does nothing)
+                raise ValueError(f"{where}: no assignment is named {cell['assignment']!r}; the course's are "
+                                 f"{', '.join(assignment_ids())} (or leave the cell empty for every assignment)")
             extension = Extension(extension.due, extension.days, cell.get("assignment", ""))
             for key in {cell.get("student_id"), cell.get("lms_user_id")} - {"", None}:
                 found.setdefault(key, []).append(extension)
@@ -299,10 +307,14 @@ def assess(rows: list[CellResult], times: dict[tuple[str, str], SubmissionTime],
         if when is None:
             late.source = UNKNOWN
             continue
-        own = [e for key in dict.fromkeys((student, lms_id)) if key for e in extensions.get(key, [])
-               if e.assignment in ("", assignment)]
-        late.due = own[-1].applied(due) if own else due
-        late.extension = own[-1].describe() if own else ""
+        # (By id: a row naming both of a student's ids is one extension. One for this assignment beats one for every
+        # assignment; among those, the latest due date wins, whatever the file's order.)
+        own = list({id(e): e for key in dict.fromkeys((student, lms_id)) if key for e in extensions.get(key, [])
+                    if e.assignment in ("", assignment)}.values())
+        own = [e for e in own if e.assignment == assignment] or own
+        chosen = max(own, key=lambda e: e.applied(due).astimezone(UTC)) if own else None
+        late.due = chosen.applied(due) if chosen else due
+        late.extension = chosen.describe() if chosen else ""
         # (In UTC: Python subtracts two times of the same zone object by their wall clocks, DST ignored.)
         late.seconds_late = (when.astimezone(UTC) - late.due.astimezone(UTC)).total_seconds()
         late.units, late.per = policy.units_late(late.seconds_late), policy.rule()[1]
