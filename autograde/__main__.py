@@ -304,9 +304,12 @@ def _run(app: GradeApp) -> int:
         from .pages import pdf
 
         zipped = out / pdf.MOODLE_ZIP
-        print(f"wrote the PDFs: {out / pdf.PDF_FOLDER} (one per student), {out / pdf.REPORT_PDF}"
-              + (f" and {zipped}, ready for Moodle's 'Upload multiple feedback files in a zip'" if zipped.exists()
-                 else ""))
+        if (out / pdf.REPORT_PDF).exists():
+            print(f"wrote the PDFs: {out / pdf.PDF_FOLDER} (one per student), {out / pdf.REPORT_PDF}"
+                  + (f" and {zipped}, ready for Moodle's 'Upload multiple feedback files in a zip'" if zipped.exists()
+                     else ""))
+        else:
+            print("wrote no PDFs: printing failed (the warning above says why); the HTML feedback is written")
     if app.gradebook is not None:
         return _fill_gradebook(app, out)
     return 0

@@ -35,7 +35,7 @@ from .batch import boot, worker
 from .batch.pool import run_all
 from .batch.worker import SandboxUnavailable
 from .course import REPO, assignment_ids, configured, nbgrader_config
-from .intake.collect import OUTPUT_MARKER, Collect, Unmatched, collect, write_unmatched
+from .intake.collect import OUTPUT_MARKER, Collect, Collected, Unmatched, collect, write_unmatched
 from .pages import pdf as pdf_pages
 from .pages.feedback import write_feedback
 from .pages.report import write_report
@@ -326,9 +326,21 @@ def _grade_into(fresh: Path, submissions: Path, out: Path, assignments: list[str
     write_report(rows, fresh / "report.html", time.perf_counter() - started, len(todo), notes, lateness=lateness,
                  similarity=similar)
     if printer:
-        pdf_pages.write_pdfs(fresh, {p.stem: p for p in pages}, fresh / "report.html", collected.lms_ids,
-                             collected.names, collected.lms == "moodle", printer, progress)
+        _pdfs(fresh, {p.stem: p for p in pages}, collected, printer, progress)
     return GradeResult(rows, len(todo), reused, notes, collected.unmatched, collected.layout, lateness)
+
+
+def _pdfs(fresh: Path, pages: dict[str, Path], collected: Collected, printer: str, progress: bool) -> None:
+    """Print the feedback pages and the report to PDF (:mod:`autograde.pages.pdf`); a failure of the printing is
+    said and leaves no PDF, but never costs the grades, which are written whatever happens here."""
+    try:
+        pdf_pages.write_pdfs(fresh, pages, fresh / "report.html", collected.lms_ids, collected.names,
+                             collected.lms == "moodle", printer, progress)
+    except Exception as error:
+        log.warning("no PDFs: %s: %s (the grades and the HTML feedback are written)", type(error).__name__, error)
+        shutil.rmtree(fresh / pdf_pages.PDF_FOLDER, ignore_errors=True)
+        for name in (pdf_pages.REPORT_PDF, pdf_pages.MOODLE_ZIP):
+            (fresh / name).unlink(missing_ok=True)
 
 
 def _similarity(notebooks: dict[tuple[str, str], Path], assignments: list[str], fresh: Path,

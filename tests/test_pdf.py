@@ -111,6 +111,29 @@ def squeezed(text: str) -> str:
 def test_a_pdf_is_named_by_the_student_id_and_the_lms_user_id():
     assert pdf.pdf_name("Jane-Doe", "123456") == "Jane-Doe_123456.pdf"
     assert pdf.pdf_name("s1234") == "s1234.pdf", "without an LMS user id the student id alone names the file"
+    # Gradescope's user id is whatever the SID or email says: never a folder, never past a file name's length.
+    for odd in ("2024/17", "../../x", "a" * 300 + "@example.edu"):
+        name = pdf.pdf_name("Jane-Doe", odd)
+        assert "/" not in name and len(name.encode()) < 255 and name.startswith("Jane-Doe_"), name
+
+
+def test_a_failure_to_print_leaves_no_pdf_and_costs_no_grade(tmp_path, monkeypatch, caplog):
+    import autograde.grade as grading
+
+    (tmp_path / "class" / "ann" / FIRST).mkdir(parents=True)
+    (tmp_path / "class" / "ann" / FIRST / f"{FIRST}.ipynb").write_text("not JSON, which grades fast")
+    monkeypatch.setattr(pdf, "check_chromium", lambda path=None: "/usr/bin/chromium")
+
+    def half_printed(out, *args, **kwargs):
+        (out / pdf.PDF_FOLDER).mkdir(exist_ok=True)
+        (out / pdf.PDF_FOLDER / "ann.pdf").write_bytes(b"%PDF half")
+        raise RuntimeError("Timeout 30000ms exceeded")
+
+    monkeypatch.setattr(pdf, "write_pdfs", half_printed)
+    grading.grade(tmp_path / "class", tmp_path / "out", [FIRST], progress=False, jobs=1, sandbox=False, pdf=True)
+    assert (tmp_path / "out" / "grades.csv").is_file(), "a failure to print cost the grades"
+    assert not (tmp_path / "out" / pdf.PDF_FOLDER).exists(), "a half-printed PDF folder was left"
+    assert "no PDFs" in caplog.text and "Timeout" in caplog.text, caplog.text
 
 
 @pytest.mark.parametrize("full_name, shown", [

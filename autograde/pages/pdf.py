@@ -34,6 +34,8 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..intake.lms import safe_id
+
 log = logging.getLogger(__name__)
 
 PDF_FOLDER = "feedback-pdf"  # one PDF per student
@@ -94,7 +96,9 @@ def check_chromium(path: str | None = None) -> str:
 
 def pdf_name(student: str, lms_id: str = "") -> str:
     """A student's PDF's file name: their student id and, where the LMS gave one, its user id
-    (``Jane-Doe_123456.pdf``, ``s1234.pdf``)."""
+    (``Jane-Doe_123456.pdf``, ``s1234.pdf``). The user id is the export's text (Gradescope's is an SID or an email):
+    it is made safe for a file name (:func:`autograde.intake.lms.safe_id`) and cut to 64 characters."""
+    lms_id = safe_id(lms_id)[:64]
     return f"{student}_{lms_id}.pdf" if lms_id else f"{student}.pdf"
 
 
