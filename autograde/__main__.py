@@ -71,8 +71,12 @@ def _gradescope(parser: argparse.ArgumentParser, args: argparse.Namespace) -> in
         parser.error(f"unknown assignment: {args.assignment} (known: {', '.join(known)})")
     from .gradescope import build
 
-    print(f"wrote {build(args.assignment, Path(args.out), args.late_penalty)}: upload it as the assignment's "
-          "autograder (Gradescope: Configure Autograder > Zip file upload)")
+    try:
+        written = build(args.assignment, Path(args.out), args.late_penalty)
+    except ValueError as error:
+        parser.error(str(error))
+    print(f"wrote {written}: upload it as the assignment's autograder (Gradescope: Configure Autograder > Zip file "
+          "upload)")
     return 0
 
 

@@ -116,6 +116,10 @@ def build(assignment: str, out: Path, late_penalty: str | None = None) -> Path:
     command's ``--late-penalty``) is passed on with the due date Gradescope gives each run; without it the policy in
     the zip's nbgrader_config.py applies.
     """
+    if late_penalty:  # (a bad rule is said now, not in every student's run)
+        from .results.late import LatePolicy
+
+        LatePolicy(late_penalty=late_penalty).rule()
     out = Path(out)
     out.parent.mkdir(parents=True, exist_ok=True)
     with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as archive:
@@ -150,6 +154,8 @@ def due_date(metadata: dict) -> tuple[str | None, str]:
     if own:
         return max(own, key=datetime.fromisoformat), "the student's own due date"
     due = (metadata.get("assignment") or {}).get("due_date")
+    if due and not (isinstance(due, str) and _aware(due)):  # (the grade command would refuse it, for every student)
+        return None, f"no due date: the assignment's {due!r} is no ISO 8601 time with an offset"
     return (due, "the assignment's due date") if due else (None, "no due date")
 
 
@@ -292,11 +298,16 @@ def grade_one(root: Path, config: dict, log) -> dict:
             (folder / "timestamp.txt").write_text(str(metadata["created_at"]) + "\n")  # (nbgrader's own file)
         command = [sys.executable, "-m", "autograde", "grade", str(work / "submissions"), "--out", str(work / "out"),
                    "--assignment", assignment, "--lms", "nbgrader", "--jobs", "1", "--quiet"]
-        late = []
+        # The due date and extensions are Gradescope's: none from the instructor's own nbgrader_config.py (an
+        # extensions file there is not in the zip; a due date there is another course's or another assignment's).
+        late = ["--LatePolicy.extensions="]
         due, source = due_date(metadata)
         if due is not None:
-            late = ["--due", due] + (["--late-penalty", config["late_penalty"]] if config.get("late_penalty") else [])
+            late += ["--due", due] + (["--late-penalty", config["late_penalty"]] if config.get("late_penalty") else [])
             log(f"due {due} ({source}), submitted {metadata.get('created_at')}")
+        else:
+            late += ["--LatePolicy.due="]
+            log(f"{source}: no late penalty")
         source_folder = Path(__file__).resolve().parent.parent
         log("$ " + " ".join(command + late))
         done = subprocess.run(command + late, cwd=source_folder, capture_output=True, text=True)

@@ -158,6 +158,41 @@ def test_due_date_is_the_students_own_where_gradescope_lists_one():
     odd["users"].append({"id": 4, "assignment": {"due_date": "next Tuesday"}})
     assert due_date(odd)[0] == extended, "a due date without an offset, or not a date, is left out"
     assert due_date({}) == (None, "no due date")
+    # The assignment's own due date without an offset would make the grade command refuse every run: left out.
+    assert due_date(metadata(due="2026-03-01T23:59:00"))[0] is None
+
+
+def test_a_run_takes_its_due_date_and_extensions_from_gradescope_not_the_local_config(tmp_path, monkeypatch):
+    # The zip carries the instructor's nbgrader_config.py: a due date or an extensions file set there for LMS
+    # grading must not reach a Gradescope run (the file is not in the zip; the date may be another assignment's).
+    import autograde.gradescope as gs
+
+    (tmp_path / "submission").mkdir()
+    (tmp_path / "submission" / "work.ipynb").write_text("{}")
+    commands = []
+
+    def fake_run(command, **kwargs):
+        commands.append(command)
+        return subprocess.CompletedProcess(command, 1, "", "")
+
+    monkeypatch.setattr(gs.subprocess, "run", fake_run)
+    for meta, due in ((metadata(), DUE), (metadata(due=None), None)):
+        (tmp_path / "submission_metadata.json").write_text(json.dumps(meta))
+        gs.grade_one(tmp_path, {"assignment": A, "late_penalty": "10%/day"}, lambda text: None)
+        command = commands[-1]
+        assert "--LatePolicy.extensions=" in command, command
+        if due is None:
+            assert "--LatePolicy.due=" in command and "--due" not in command, command
+        else:
+            assert command[command.index("--due") + 1] == due, command
+
+
+def test_a_bad_late_penalty_is_refused_when_the_zip_is_built(tmp_path):
+    from autograde.gradescope import build
+
+    with pytest.raises(ValueError, match="10%/day"):
+        build(A, tmp_path / "autograder.zip", "10 percent")
+    assert not (tmp_path / "autograder.zip").exists()
 
 
 def test_notebooks_in_a_submission_leave_out_checkpoints_and_archivers_leftovers(tmp_path):
