@@ -318,3 +318,32 @@ def test_the_grades_are_byte_identical_with_and_without_the_similarity_report(si
     assert not (out / "similarity.csv").exists() and not (out / "similarity.html").exists(), \
         "a run with --no-similarity left the last run's similarity report in place"
     assert "similarity.html" not in (out / "report.html").read_text(), "report.html links a report not written"
+
+
+def test_the_csv_starts_no_formula_and_one_odd_notebook_is_left_out_not_the_class(tmp_path, monkeypatch, caplog):
+    import csv
+
+    import nbformat
+
+    from tests.support.synthetic import completed_notebook
+
+    notebooks = {}
+    for student in ("=HYPERLINK(1)", "bob", "odd"):
+        path = tmp_path / f"{len(notebooks)}.ipynb"
+        nbformat.write(completed_notebook(FIRST), path)
+        notebooks[(student, FIRST)] = path
+    genuine = similarity.make_answers
+
+    def fails_on_odd(student, *args, **kwargs):
+        if student == "odd":
+            raise RecursionError("maximum recursion depth exceeded")
+        return genuine(student, *args, **kwargs)
+
+    monkeypatch.setattr(similarity, "make_answers", fails_on_odd)
+    similarity.write_similarity(notebooks, [FIRST], tmp_path, similarity.Similarity())
+    with open(tmp_path / similarity.CSV, newline="") as f:
+        rows = list(csv.DictReader(f))
+    students = {r["student_a"] for r in rows} | {r["student_b"] for r in rows}
+    assert "'=HYPERLINK(1)" in students and "bob" in students, rows  # (the two copies of the reference: flagged)
+    assert not any(cell.startswith(("=", "+", "-", "@")) for r in rows for cell in r.values()), rows
+    assert "odd" not in students and "odd's 01-weighted-sum left out: RecursionError" in caplog.text, caplog.text

@@ -53,6 +53,7 @@ from traitlets.config import Configurable
 
 from ..batch.worker import answer_names
 from ..course import EXERCISES, REPO, source_notebook
+from ..intake.lms import spreadsheet_cell
 from ..intake.normalise import Unreadable, read_submission, rebuild
 from ..reference import solution_code
 from .render import render
@@ -267,13 +268,17 @@ def read_answers(assignment: str, notebooks: dict[str, Path]) -> list[Answers]:
     for student, path in sorted(notebooks.items()):
         try:
             submitted, _ = read_submission(path)
+            found = [(_grade_id(c), c.source) for c in submitted.cells
+                     if c.cell_type == "code" and _grade_id(c) in given]
+            if sorted(g for g, _ in found) != sorted(given):  # (rebuilding costs: only where an answer is not found once)
+                rebuilt, _ = rebuild(submitted, released, names)
+                found = _answer_cells(rebuilt)
+            made = make_answers(student, "student", found, given, libraries)
         except Unreadable:
             continue
-        found = [(_grade_id(c), c.source) for c in submitted.cells if c.cell_type == "code" and _grade_id(c) in given]
-        if sorted(g for g, _ in found) != sorted(given):  # (rebuilding costs: only where an answer is not found once)
-            rebuilt, _ = rebuild(submitted, released, names)
-            found = _answer_cells(rebuilt)
-        made = make_answers(student, "student", found, given, libraries)
+        except Exception as error:  # (one odd notebook is left out, never the whole class's report)
+            log.warning("similarity: %s's %s left out: %s: %s", student, assignment, type(error).__name__, error)
+            continue
         if made.cells:
             authors.append(made)
     if not authors:
@@ -431,7 +436,9 @@ def write_similarity(notebooks: dict[tuple[str, str], Path], assignments: list[s
         authors = read_answers(assignment, mine)
         students = sum(a.kind == "student" for a in authors)
         pairs = compare(assignment, authors, settings.threshold, settings.min_tokens)
-        rows += [[p.assignment, p.a, p.b, p.kind, f"{p.similarity:.3f}", p.tokens, p.cells] for p in pairs]
+        # (Student ids are the export's text: none may start a spreadsheet formula.)
+        rows += [[p.assignment, spreadsheet_cell(p.a), spreadsheet_cell(p.b), p.kind, f"{p.similarity:.3f}", p.tokens,
+                  spreadsheet_cell(p.cells)] for p in pairs]
         sections.append({
             "assignment": assignment, "students": students, "compared": students * (students - 1) // 2,
             "flagged": len(pairs), "shown": len(pairs[:SHOWN_PAIRS]),
