@@ -7,6 +7,7 @@ report) on synthetic rows. The end-to-end tests grade a few chapter-1 notebooks 
 ``python -m autograde grade``.
 """
 from datetime import UTC, datetime, timedelta, timezone
+from pathlib import Path
 from zoneinfo import ZoneInfo
 
 import nbformat
@@ -24,6 +25,7 @@ from autograde.results.classify import CellResult, Status
 from autograde.results.late import Extension, LatePolicy, assess, parse_when, policy_from, read_extensions
 from autograde.results.outputs import write_csvs
 from tests.support.commands import grade_command, read_rows, run_main, write_zip
+from tests.support.scenarios import kept
 from tests.support.synthetic import completed_notebook
 
 FIRST = assignment_ids()[0]
@@ -374,10 +376,15 @@ def test_the_late_settings_change_no_cache_key():
 # End to end: a Moodle export through `python -m autograde grade` -------------------------------------------------
 
 @pytest.fixture(scope="module")
-def moodle_class(tmp_path_factory):
+def late_runs():
     """Four students' completed chapter-1 notebooks in a Moodle export (a folder: no zip dates), the grading
-    worksheet with their times, and an extensions CSV giving Cat two more days."""
-    folder = tmp_path_factory.mktemp("late")
+    worksheet with their times, and an extensions CSV giving Cat two more days, graded into ``out``; and graded
+    into ``out-rerun`` twice, the second time with the due date a day later. (A kept scenario:
+    tests/support/scenarios.py.)"""
+    return kept("late-moodle", __file__, _grade_late_class)
+
+
+def _grade_late_class(folder: Path) -> dict:
     export = folder / "export"
     reference = nbformat.writes(completed_notebook(FIRST))
     for name in ("Ann Lee_123456", "Bob Kim_123457", "Cat Roy_123458", "Eve Ng_123460"):
@@ -388,7 +395,11 @@ def moodle_class(tmp_path_factory):
         'Cat Roy,cat@example.edu,Submitted for grading,,100.00,Yes,"Tuesday, 3 March 2026, 8:00 PM"')
     (folder / "worksheet.csv").write_text(worksheet)  # Eve has no row: her time is unknown
     (folder / "extensions.csv").write_text("lms_user_id,days\n123458,2\n")
-    return folder
+    first = grade_late(folder, folder / "out", "2026-03-01T23:59+01:00")
+    rerun_first = grade_late(folder, folder / "out-rerun", "2026-03-01T23:59+01:00")
+    before = read_rows(folder / "out-rerun" / "grades.csv") if rerun_first.returncode == 0 else []
+    return {"folder": folder, "first": first, "rerun_first": rerun_first, "before": before,
+            "rerun": grade_late(folder, folder / "out-rerun", "2026-03-02T23:59+01:00")}
 
 
 def grade_late(folder, out, due):
@@ -399,9 +410,8 @@ def grade_late(folder, out, due):
 
 @pytest.mark.slow
 @pytest.mark.sandbox
-def test_a_moodle_export_with_times_and_extensions_end_to_end(moodle_class):
-    out = moodle_class / "out"
-    proc = grade_late(moodle_class, out, "2026-03-01T23:59+01:00")
+def test_a_moodle_export_with_times_and_extensions_end_to_end(late_runs):
+    out, proc = late_runs["folder"] / "out", late_runs["first"]
     assert proc.returncode == 0, proc.stderr
     grades = {r["student_id"]: r for r in read_rows(out / "grades.csv")}
     assert set(grades) == {"Ann-Lee", "Bob-Kim", "Cat-Roy", "Eve-Ng"}
@@ -425,12 +435,12 @@ def test_a_moodle_export_with_times_and_extensions_end_to_end(moodle_class):
 
 @pytest.mark.slow
 @pytest.mark.sandbox
-def test_a_changed_due_date_gives_the_new_penalty_from_cached_grades(moodle_class):
-    out = moodle_class / "out-rerun"
-    assert grade_late(moodle_class, out, "2026-03-01T23:59+01:00").returncode == 0
-    before = {r["student_id"]: r for r in read_rows(out / "grades.csv")}
+def test_a_changed_due_date_gives_the_new_penalty_from_cached_grades(late_runs):
+    out = late_runs["folder"] / "out-rerun"
+    assert late_runs["rerun_first"].returncode == 0, late_runs["rerun_first"].stderr
+    before = {r["student_id"]: r for r in late_runs["before"]}
     # A day later: Bob is now one started day late, and nothing is graded again.
-    proc = grade_late(moodle_class, out, "2026-03-02T23:59+01:00")
+    proc = late_runs["rerun"]
     assert proc.returncode == 0, proc.stderr
     assert "0 graded now, 4 unchanged" in proc.stdout, proc.stdout
     after = {r["student_id"]: r for r in read_rows(out / "grades.csv")}

@@ -16,6 +16,7 @@ from __future__ import annotations
 import html.parser
 import logging
 import re
+import shutil
 import unicodedata
 import zipfile
 from pathlib import Path
@@ -258,18 +259,30 @@ def test_a_chromium_that_does_not_start_is_said_before_anything_is_graded(tmp_pa
         pdf.check_chromium("/bin/false")
 
 
-@pytest.mark.slow
-@pytest.mark.sandbox
-def test_pdf_feedback_of_a_moodle_export_through_the_grading_command(tmp_path):
+def _grade_moodle_with_pdfs(base: Path) -> dict:
+    """Four students of a Moodle export graded with --pdf into ``out``, kept as ``printed``; then again without
+    --pdf into ``out``: each run's output."""
     reference = nbformat.writes(completed_notebook(FIRST))
     mutant = nbformat.writes(completed_notebook(FIRST, {"softmax": MUTANT.read_text()}))
     files = {"Alice Smith_123456_assignsubmission_file_/01-weighted-sum.ipynb": reference,
              "Bob Jones_123457_assignsubmission_file_/01-weighted-sum.ipynb": mutant,
              "Carol White_123458_assignsubmission_onlinetext_/onlinetext.html": "<p>I could not do it</p>",
              "Dave Brown_123459_assignsubmission_file_/01-weighted-sum.ipynb": "this is not JSON"}
-    export = write_zip(tmp_path / "CS101-Homework 01-5501.zip", files)
-    out = tmp_path / "out"
-    proc = grade_command(export, out, "--assignment", FIRST, "--jobs", "1", "--pdf")
+    export = write_zip(base / "CS101-Homework 01-5501.zip", files)
+    first = grade_command(export, base / "out", "--assignment", FIRST, "--jobs", "1", "--pdf")
+    if first.returncode == 0:
+        shutil.copytree(base / "out", base / "printed")
+    return {"printed": base / "printed", "out": base / "out", "first": first,
+            "again": grade_command(export, base / "out", "--assignment", FIRST, "--jobs", "1")}
+
+
+@pytest.mark.slow
+@pytest.mark.sandbox
+def test_pdf_feedback_of_a_moodle_export_through_the_grading_command():
+    from tests.support.scenarios import kept
+
+    run = kept("pdf-moodle", __file__, _grade_moodle_with_pdfs)
+    out, proc = run["printed"], run["first"]
     assert proc.returncode == 0, proc.stderr
     students = {"Alice-Smith": "123456", "Bob-Jones": "123457", "Carol-White": "123458", "Dave-Brown": "123459"}
     assert sorted(p.name for p in (out / pdf.PDF_FOLDER).glob("*.pdf")) == \
@@ -302,7 +315,7 @@ def test_pdf_feedback_of_a_moodle_export_through_the_grading_command(tmp_path):
     assert "feedback-pdf.zip" in proc.stdout and "printing PDFs" not in proc.stderr  # (--quiet: no bar)
 
     # A rerun without --pdf leaves no PDF of the last run beside grades that may have changed.
-    proc = grade_command(export, out, "--assignment", FIRST, "--jobs", "1")
+    out, proc = run["out"], run["again"]
     assert proc.returncode == 0, proc.stderr
     assert not (out / pdf.PDF_FOLDER).exists() and not (out / pdf.REPORT_PDF).exists() \
         and not (out / pdf.MOODLE_ZIP).exists(), "the last run's PDFs outlived it"

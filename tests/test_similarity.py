@@ -235,17 +235,23 @@ def alternatives(chosen: dict[str, str]) -> dict[str, str]:
 
 
 @pytest.fixture(scope="module")
-def similarity_run(tmp_path_factory):
+def similarity_run():
     """Four students graded twice into one folder: with the similarity report (the default), then without it.
     ann and bob answer in different correct ways; cat hands in ann's answers renamed, recommented and with the
-    cells in another order; eve hands in the reference with comments added."""
+    cells in another order; eve hands in the reference with comments added. (A kept scenario:
+    tests/support/scenarios.py.) What the first run wrote, the folder, and what each run printed."""
+    from tests.support.scenarios import kept
+
+    return kept("similarity-run", __file__, _grade_twice)
+
+
+def _grade_twice(base):
     import random
 
     from tests.support.commands import grade_command
     from tests.support.disguise import local_names, rename
     from tests.support.synthetic import completed_notebook, write_submission
 
-    base = tmp_path_factory.mktemp("similarity")
     submitted, out = base / "submitted", base / "out"
     ann = completed_notebook(FIRST, alternatives(ANN))
     write_submission(ann, submitted, "ann", FIRST)
@@ -269,7 +275,7 @@ def similarity_run(tmp_path_factory):
                                                          "similarity.html", "report.html")}
     second = grade_command(submitted, out, "--assignment", FIRST, "--jobs", "1", "--no-similarity")
     assert second.returncode == 0, second.stderr
-    return seen, out, first.stdout, second.stdout
+    return {"seen": seen, "out": out, "first": first.stdout, "second": second.stdout}
 
 
 @pytest.mark.slow
@@ -278,7 +284,7 @@ def test_the_renamed_copy_and_the_recommented_reference_are_flagged_and_honest_w
     import csv
     import io
 
-    seen, _, stdout, _ = similarity_run
+    seen, stdout = similarity_run["seen"], similarity_run["first"]
     rows = list(csv.DictReader(io.StringIO(seen["similarity.csv"].decode())))
     header = seen["similarity.csv"].decode().splitlines()[0]
     assert header == "assignment,student_a,student_b,kind,similarity,matched_tokens,matched_cells", header
@@ -297,7 +303,7 @@ def test_the_renamed_copy_and_the_recommented_reference_are_flagged_and_honest_w
 @pytest.mark.slow
 @pytest.mark.sandbox
 def test_the_similarity_page_shows_the_matching_lines_side_by_side_offline_and_the_report_links_it(similarity_run):
-    seen, _, _, _ = similarity_run
+    seen = similarity_run["seen"]
     page = seen["similarity.html"].decode()
     assert "ann and cat" in page, "the page has no section for the pair ann, cat"
     section = page[page.index("ann and cat"):]
@@ -310,7 +316,7 @@ def test_the_similarity_page_shows_the_matching_lines_side_by_side_offline_and_t
 @pytest.mark.slow
 @pytest.mark.sandbox
 def test_the_grades_are_byte_identical_with_and_without_the_similarity_report(similarity_run):
-    seen, out, _, second = similarity_run
+    seen, out, second = similarity_run["seen"], similarity_run["out"], similarity_run["second"]
     assert (out / "grades.csv").read_bytes() == seen["grades.csv"], "grades.csv changed with --no-similarity"
     assert (out / "scores.csv").read_bytes() == seen["scores.csv"], "scores.csv changed with --no-similarity"
     # The rerun reused every result (the report's settings are not in the cache key) and removed the old report.
