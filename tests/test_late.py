@@ -428,6 +428,8 @@ def test_a_moodle_export_with_times_and_extensions_end_to_end(late_runs):
     assert filled["Participant 123457"] == "80" and filled["Participant 123456"] == "100", filled
     page = (out / "feedback" / "Bob-Kim.html").read_text()
     assert "Late penalty:" in page and "2 started days late" in page and "2026-03-03T09:05+01:00" in page
+    # The heading shows the final score: the summary under it must not read as if nothing were deducted.
+    assert "full marks, before the late penalty below" in page, "the summary says full marks with a penalty taken"
     report = (out / "report.html").read_text()
     assert "Bob-Kim" in report.split("Late submissions")[1].split("Submission time unknown")[0]
     assert "Eve-Ng" in report.split("Submission time unknown")[1]
