@@ -334,3 +334,13 @@ def test_pdf_feedback_of_a_canvas_export_is_named_by_student_and_canvas_user_id(
         ["jonesbob_12346.pdf", "smithalice_12345.pdf"]
     assert not (out / pdf.MOODLE_ZIP).exists(), "Moodle's zip for a Canvas export"
     assert (out / pdf.REPORT_PDF).is_file()
+
+
+@pytest.mark.slow
+def test_no_script_runs_while_printing(tmp_path):
+    # The grader's pages have no script; one smuggled into a page (through text that escaped escaping) must not run.
+    page = tmp_path / "smuggled.html"
+    page.write_text("<p>the student's feedback</p><script>document.body.innerHTML = 'REWRITTEN BY A SCRIPT'</script>")
+    pdf.print_pages([(page, tmp_path / "smuggled.pdf")], pdf.check_chromium())
+    text = pdf_text(tmp_path / "smuggled.pdf")
+    assert "thestudent'sfeedback" in text and "REWRITTEN" not in text, text

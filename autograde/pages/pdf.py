@@ -174,7 +174,8 @@ async def _print_pages(jobs: list[tuple[Path, Path]], chromium: str, progress: b
     async with async_playwright() as p:
         browser = await p.chromium.launch(executable_path=chromium)
         try:
-            context = await browser.new_context(offline=True)
+            # (The pages have no script; whatever a student's text might smuggle in is not run either.)
+            context = await browser.new_context(offline=True, java_script_enabled=False)
             await context.route("**/*", offline)
             with tqdm(total=len(jobs), desc="printing PDFs", unit="page", disable=not progress) as bar:
                 async def tab():
