@@ -315,3 +315,73 @@ def test_a_guard_starting_past_the_notebooks_limit_starts_and_the_cells_time_out
     ran, _ = executor.preprocess(notebook, {"metadata": {"path": tempfile.gettempdir()}})
     said = [o.get("evalue", "") for o in ran.cells[0].outputs if o.get("output_type") == "error"]
     assert any("notebook's time limit (1 s)" in s for s in said), ran.cells[0].outputs
+
+
+# A time limit that passes inside a test cell, or a cell that ignores the interrupt (issue 30) --------------------
+
+def _graded_notebook(answer: str, test: str):
+    """An answer cell and a one-point test cell, as nbgrader marks them."""
+    answer_cell = nbformat.v4.new_code_cell(answer, metadata={"nbgrader": {
+        "solution": True, "grade": False, "grade_id": "answer", "locked": False, "schema_version": 3}})
+    test_cell = nbformat.v4.new_code_cell(test, metadata={"nbgrader": {
+        "solution": False, "grade": True, "grade_id": "test_answer", "points": 1, "locked": True,
+        "schema_version": 3}})
+    return nbformat.v4.new_notebook(cells=[answer_cell, test_cell])
+
+
+@pytest.mark.slow
+def test_a_test_cell_running_when_the_notebooks_limit_passes_is_timed_out_not_tampering(monkeypatch):
+    # The guard's answer after a stopped test cell was timed by the notebook's deadline, already past: a guard a few
+    # milliseconds slow "did not answer", and the cell scored "tampering" (torch loaded in the kernel was enough).
+    from jupyter_client.manager import AsyncKernelManager
+
+    from autograde.results.classify import Status, classify_cell
+    from autograde.run import execute
+
+    slow = ("\n_after_test_at_once = after_test\n\ndef after_test(names):\n    import time as _t\n"
+            "    _t.sleep(0.3)\n    return _after_test_at_once(names)\n")
+    source = execute._guard_source() + slow
+    monkeypatch.setattr(execute, "_guard_source", lambda: source)
+    notebook = _graded_notebook("x = 1", "import time\ntime.sleep(60)")
+    executor = execute.GuardedExecute(timeout=30, notebook_timeout=4, kernel_name="python3",
+                                      kernel_manager_class=AsyncKernelManager)
+    ran, _ = executor.preprocess(notebook, {"metadata": {"path": tempfile.gettempdir()}})
+    status, message = classify_cell(ran.cells[1])[:2]
+    assert status == Status.TIMEOUT, f"the test cell stopped at the notebook's limit scored {status}: {message}"
+    assert execute.Event.TAMPERED not in execute.events(ran.cells[1]), execute.events(ran.cells[1])
+
+
+@pytest.mark.slow
+def test_a_cell_that_ignores_the_interrupt_times_out_alone_and_the_rest_is_graded():
+    # Past its limit the kernel is interrupted; a cell that ignores SIGINT kept it busy past iopub_timeout, and the
+    # CellTimeoutError escaped: every cell of the notebook scored "timeout", the tests that had passed too.
+    from jupyter_client.manager import AsyncKernelManager
+
+    from autograde.results.classify import Status, classify_cell
+    from autograde.run import execute
+
+    stuck = "import signal, time\nsignal.signal(signal.SIGINT, signal.SIG_IGN)\ntime.sleep(60)"
+    notebook = _graded_notebook("x = 41 + 1", "assert x == 42")
+    notebook.cells.insert(1, nbformat.v4.new_code_cell(stuck, metadata={"nbgrader": {
+        "solution": True, "grade": False, "grade_id": "stuck", "locked": False, "schema_version": 3}}))
+    notebook.cells.append(nbformat.v4.new_code_cell("assert x == 42", metadata={"nbgrader": {
+        "solution": False, "grade": True, "grade_id": "test_after", "points": 1, "locked": True,
+        "schema_version": 3}}))
+    executor = execute.GuardedExecute(timeout=3, kernel_name="python3", kernel_manager_class=AsyncKernelManager)
+    ran, _ = executor.preprocess(notebook, {"metadata": {"path": tempfile.gettempdir()}})
+    assert execute.Event.TIMED_OUT in execute.events(ran.cells[1]), ran.cells[1].outputs
+    said = " ".join(o.get("evalue", "") for o in ran.cells[1].outputs if o.get("output_type") == "error")
+    assert "did not stop when interrupted" in said, said
+    assert classify_cell(ran.cells[1])[0] == Status.TIMEOUT
+    assert classify_cell(ran.cells[3]) is None, f"the test after the stuck cell did not pass: {ran.cells[3].outputs}"
+
+
+def test_a_stuck_cell_is_noted_as_skipped_not_as_kept():
+    # After a kill, what the cell "had defined by then" is gone: the note must not say it was kept.
+    from autograde.results.classify import execution_notes
+    from autograde.run.execute import Event, record
+
+    notebook = _graded_notebook("x = 1", "assert x == 1")
+    record(notebook.cells[0], Event.TIMED_OUT, stuck=True)
+    notes = " ".join(execution_notes(notebook))
+    assert "did not stop when interrupted" in notes and "was kept" not in notes, notes

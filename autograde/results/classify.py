@@ -215,6 +215,9 @@ def classify_cell(cell, notebook_timed_out: bool = False, hidden: Hidden = NOTHI
         limit = happened[Event.TIMED_OUT].get("notebook_timeout")
         if limit is not None:  # (the notebook's whole time ran out before this cell, or while it ran)
             return Status.TIMEOUT, f"the notebook's time limit ({limit} s) ran out before this cell finished"
+        if happened[Event.TIMED_OUT].get("stuck"):
+            return Status.TIMEOUT, ("the cell ran longer than the time limit and did not stop when interrupted; its "
+                                    "kernel was stopped and the rest was graded without it")
         return Status.TIMEOUT, "the cell ran longer than the time limit and was interrupted"
     for output in cell.get("outputs", []):
         if output.get("output_type") == "error":
@@ -307,6 +310,10 @@ def execution_notes(executed: nbformat.NotebookNode) -> list[str]:
                 notes.append(f"Your notebook ran past its whole time limit ({limit} s): cell "
                              f"{_cell_name(executed, index)} and the cells after it were not run and scored nothing.")
             out_of_time = True
+        elif Event.TIMED_OUT in happened and happened[Event.TIMED_OUT].get("stuck"):
+            notes.append(f"Cell {_cell_name(executed, index)} ran past its time limit and did not stop when "
+                         "interrupted: its kernel was stopped, and the rest of your notebook was graded without that "
+                         "cell (what it would have defined is missing).")
         elif Event.TIMED_OUT in happened and not (meta.get("grade") and not meta.get("solution")):
             # (a test cell's timeout is its status, not a note)
             notes.append(f"Cell {_cell_name(executed, index)} was stopped at the time limit before it finished: "

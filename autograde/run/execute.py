@@ -60,6 +60,11 @@ class Event(StrEnum):
     CUT_SHORT = "cut_short"  # its output was cut. {"kept_chars": int}
 
 
+class KernelStuck(Exception):
+    """Interrupted at a time limit, the kernel did not go idle within ``iopub_timeout`` (one C call that ignores
+    SIGINT, a busy thread holding the GIL): it is stopped like a dead kernel, and its cell counts as timed out."""
+
+
 def record(cell, event: Event, **details) -> None:
     """Record `event` (with `details`) in `cell`'s metadata."""
     cell.setdefault("metadata", {}).setdefault(EVENTS_KEY, {})[str(event)] = details
@@ -201,6 +206,7 @@ class GuardedExecute(Execute):
         original = copy.deepcopy(nb)
         self._deadline = time.monotonic() + self.notebook_timeout if self.notebook_timeout > 0 else None
         self._killers: dict[int, str] = {}  # cell index -> the dead kernel's last words
+        self._stuck: set[int] = set()  # cells whose kernel did not stop when interrupted at their limit
         logs: list[str] = []  # each kernel's log, kept beside the executed notebook
         while True:
             self._current = None
@@ -219,6 +225,14 @@ class GuardedExecute(Execute):
                 # nbclient has cleaned the kernel up by now, and its manager kept the log's last lines.
                 self._killers[self._current] = getattr(self._manager, "last_words", "")
                 self.log.info("the kernel died in cell %d; running the notebook again without it", self._current)
+            except KernelStuck:
+                # nbclient's setup_kernel has shut that kernel down (killed, since it did not answer).
+                logs.append(getattr(self._manager, "log_text", ""))
+                if self._current is None or self._current in self._stuck:
+                    raise
+                self._stuck.add(self._current)
+                self.log.info("cell %d did not stop when interrupted; running the notebook again without it",
+                              self._current)
         if resources is not None:  # nbgrader writes these files beside the executed notebook (autograded/<s>/<a>/)
             for number, text in enumerate(logs, 1):
                 resources.setdefault("outputs", {})[KERNEL_LOG.format(suffix="" if number == 1 else f"-{number}")] = \
@@ -258,6 +272,12 @@ class GuardedExecute(Execute):
                                                        "or running out of memory); the rest was graded without it")]
             record(cell, Event.KILLED, last_words=self._killers[index])
             return cell, resources
+        if index in self._stuck:
+            cell.outputs = [error_output("TimeoutError", "this cell ran past its time limit and did not stop when "
+                                                         "interrupted; its kernel was stopped and the rest of the "
+                                                         "notebook was graded without this cell")]
+            record(cell, Event.TIMED_OUT, stuck=True)
+            return cell, resources
         if self._past_notebook_timeout(cell):
             return cell, resources
         if not self.guard or cell.cell_type != "code":
@@ -281,6 +301,10 @@ class GuardedExecute(Execute):
             self._expressions = None
         self._dirty = not is_test
         if expression is not None:
+            if Event.TIMED_OUT in events(cell) and self._deadline is not None and time.monotonic() >= self._deadline:
+                # Stopped at the notebook's limit: nothing runs after it, and the guard could not answer within a
+                # deadline already past (its silence is not tampering). The cell scores as timed out.
+                return cell, resources
             answer = self._expression_result(self._last_reply)
             if answer is None:  # the kernel skips user_expressions when the cell raised
                 answer = self._guard_call(expression)
@@ -361,6 +385,9 @@ class GuardedExecute(Execute):
                     try:
                         await asyncio.wait_for(task_poll_output_msg, self.iopub_timeout)
                     except (TimeoutError, Empty):
+                        if timed_out_reply:  # interrupted at its limit, and still busy: stop that kernel
+                            task_poll_kernel_alive.cancel()
+                            raise KernelStuck() from None
                         if self.raise_on_iopub_timeout:
                             task_poll_kernel_alive.cancel()
                             raise CellTimeoutError.error_from_timeout_and_cell(
