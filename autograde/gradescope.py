@@ -40,6 +40,7 @@ from datetime import datetime
 from pathlib import Path
 
 from .course import EXERCISES, REPO, SOLUTIONS, source_notebook
+from .intake.times import nbgrader_timestamp
 
 ROOT_ENV = "AUTOGRADE_GRADESCOPE_ROOT"  # Gradescope's /autograder, elsewhere
 PYTHON_ENV = "AUTOGRADE_GRADESCOPE_PYTHON"  # the Python with the grader's packages (setup.sh's venv by default)
@@ -296,6 +297,9 @@ def grade_one(root: Path, config: dict, log) -> dict:
         shutil.copyfile(found[0], folder / f"{assignment}.ipynb")
         if metadata.get("created_at"):
             (folder / "timestamp.txt").write_text(str(metadata["created_at"]) + "\n")  # (nbgrader's own file)
+            stamped = nbgrader_timestamp(str(metadata["created_at"]))
+            if stamped is not None:  # the copy is dated as handed in, not flagged as "dated after its timestamp"
+                os.utime(folder / f"{assignment}.ipynb", (stamped.timestamp(), stamped.timestamp()))
         command = [sys.executable, "-m", "autograde", "grade", str(work / "submissions"), "--out", str(work / "out"),
                    "--assignment", assignment, "--lms", "nbgrader", "--jobs", "1", "--quiet"]
         # The due date and extensions are Gradescope's: none from the instructor's own nbgrader_config.py (an

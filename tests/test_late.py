@@ -6,6 +6,7 @@ The fast tests here take milliseconds: the arithmetic of :mod:`autograde.results
 report) on synthetic rows. The end-to-end tests grade a few chapter-1 notebooks in a Moodle export through
 ``python -m autograde grade``.
 """
+import os
 from datetime import UTC, datetime, timedelta, timezone
 from pathlib import Path
 from zoneinfo import ZoneInfo
@@ -219,6 +220,33 @@ def test_nbgrader_timestamp_txt_as_submit_and_zip_collect_write_it(tmp_path):
     assert found[("bob", FIRST)].when == datetime(2026, 3, 1, 22, 10, 5, tzinfo=UTC)
     assert found[("ann", FIRST)].source == times.NBGRADER
     assert found[("cat", FIRST)].when is None, "no timestamp.txt in a folder: unknown"
+
+
+def test_a_notebook_dated_after_its_nbgrader_timestamp_is_flagged_not_penalised(tmp_path, caplog):
+    # nbgrader's timestamp.txt sits in the student's own folder, which the student could write: a notebook modified
+    # later than its stamp is listed for the instructor (issue 30), but costs nothing (a copy that kept no dates
+    # would make every notebook look later).
+    files = {f"ann/{FIRST}/{FIRST}.ipynb": "", f"ann/{FIRST}/timestamp.txt": "2026-03-01 22:10:05 UTC",
+             f"bob/{FIRST}/{FIRST}.ipynb": "", f"bob/{FIRST}/timestamp.txt": "2026-03-01 22:10:05 UTC"}
+    export = tmp_path / "export"
+    for name, content in files.items():
+        (export / name).parent.mkdir(parents=True, exist_ok=True)
+        (export / name).write_text(content)
+    stamp = datetime(2026, 3, 1, 22, 10, 5, tzinfo=UTC).timestamp()
+    os.utime(export / f"ann/{FIRST}/{FIRST}.ipynb", (stamp + 3600, stamp + 3600))  # an hour after its stamp
+    os.utime(export / f"bob/{FIRST}/{FIRST}.ipynb", (stamp + 5, stamp + 5))  # as nbgrader copies it
+    found = collect(export, tmp_path / "out" / "submitted", [FIRST]).times
+    assert found[("ann", FIRST)].dated_after_stamp == datetime(2026, 3, 1, 23, 10, 5, tzinfo=UTC)
+    assert found[("bob", FIRST)].dated_after_stamp is None, "a notebook copied with its stamp is not flagged"
+    due = policy(due="2026-03-01T23:00:00+00:00", late_penalty="10%/day")
+    lateness = assess(rows("ann") + rows("bob"), found, due)
+    assert lateness[("ann", FIRST)].penalty == 0, "the date of a file the student controls is no penalty"
+    assert "NOTEBOOK DATED AFTER ITS TIMESTAMP" in caplog.text and "ann" in caplog.text
+    write_report(rows("ann") + rows("bob"), tmp_path / "report.html", 1.0, 2, lateness=lateness)
+    report = (tmp_path / "report.html").read_text()
+    assert "Notebook dated after its timestamp" in report and "2026-03-01T23:10:05" in report, report[-2000:]
+    listed = report[report.index("dated-after-stamp"):]
+    assert "<td>ann</td>" in listed and "<td>bob</td>" not in listed.split("</table>")[0]
 
 
 def test_a_time_record_that_gave_the_time_is_not_listed_as_a_file_not_graded(tmp_path):

@@ -28,6 +28,7 @@ from datetime import UTC, datetime, timedelta, timezone
 from pathlib import Path, PurePosixPath
 
 NBGRADER_TIMESTAMP = "timestamp.txt"
+STAMP_SLACK = timedelta(minutes=2)  # nbgrader writes the stamp as it copies: seconds apart, never minutes
 NBGRADER = "nbgrader timestamp.txt"
 GRADESCOPE = "Gradescope submission_metadata.yml :created_at:"
 BLACKBOARD_RECEIPT = "Blackboard receipt (Date Submitted)"
@@ -54,6 +55,10 @@ class SubmissionTime:
     lms_policy: bool = False  # the LMS applies its own late policy (Canvas): no penalty here
     marked_late: bool = False  # the LMS marked it late (Canvas's LATE)
     record: str = ""  # the export's file the time was read from (relative to it), if a file of its own gave it
+    # nbgrader's timestamp.txt sits in the student's own folder: the notebook beside it dated later than the stamp
+    # (by more than STAMP_SLACK) is flagged for the instructor, not penalised (a copy without dates would make every
+    # notebook look later). Its date, aware, where it is.
+    dated_after_stamp: datetime | None = None
 
 
 def nbgrader_timestamp(text: str) -> datetime | None:
@@ -146,6 +151,15 @@ def moodle_worksheet_times(path: Path) -> dict[str, datetime | None]:
     return found
 
 
+def _dated_after(notebook: Path, stamp: datetime) -> datetime | None:
+    """The notebook's modification time where it is later than its nbgrader `stamp` by more than STAMP_SLACK."""
+    try:
+        dated = datetime.fromtimestamp(notebook.stat().st_mtime, UTC)
+    except OSError:
+        return None
+    return dated if dated - stamp.astimezone(UTC) > STAMP_SLACK else None
+
+
 def evidence(layout: str, root: Path, rel: PurePosixPath, entry, zipped: bool) -> SubmissionTime:
     """When the file `rel` of the export in `root`, read by `layout` as `entry` (:class:`autograde.intake.lms.Entry`),
     was handed in, as the export says; a zip entry's date where nothing else does and `zipped`."""
@@ -156,7 +170,8 @@ def evidence(layout: str, root: Path, rel: PurePosixPath, entry, zipped: bool) -
         stamp = root / rel.parent / NBGRADER_TIMESTAMP
         if stamp.is_file():
             when = nbgrader_timestamp(stamp.read_text(errors="replace"))
-            found = SubmissionTime(when, NBGRADER, record=str(rel.parent / NBGRADER_TIMESTAMP)) if when else None
+            found = SubmissionTime(when, NBGRADER, record=str(rel.parent / NBGRADER_TIMESTAMP),
+                                   dated_after_stamp=_dated_after(root / rel, when)) if when else None
     elif layout == "gradescope" and entry.attempt:
         when = gradescope_created_at(entry.attempt[0])
         found = SubmissionTime(when, GRADESCOPE) if when else None

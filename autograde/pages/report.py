@@ -43,7 +43,8 @@ def _figure(handed_in: list[float], max_score: float, order: list[str], rates: l
 
 def late_context(lateness: dict[tuple[str, str], Lateness] | None) -> dict:
     """The report's late section: the submissions handed in late (most late first), those whose time is unknown,
-    those whose time is a zip entry's date, and those an LMS marked late under its own policy (Canvas)."""
+    those whose time is a zip entry's date, those an LMS marked late under its own policy (Canvas), and those whose
+    notebook is dated after its nbgrader timestamp.txt (flagged, not penalised)."""
     found = sorted((lateness or {}).values(), key=lambda lt: (lt.assignment, lt.student))
 
     def row(lt: Lateness) -> dict:
@@ -56,7 +57,9 @@ def late_context(lateness: dict[tuple[str, str], Lateness] | None) -> dict:
     return {"rule": next((lt.rule for lt in found if lt.rule), ""), "late": [row(lt) for lt in late],
             "unknown": [row(lt) for lt in found if lt.unknown],
             "fallback": [row(lt) for lt in found if lt.fallback and lt.seconds_late is not None],
-            "lms_marked": [row(lt) for lt in found if lt.lms_policy and lt.marked_late]}
+            "lms_marked": [row(lt) for lt in found if lt.lms_policy and lt.marked_late],
+            "dated_after_stamp": [{**row(lt), "dated": lt.dated_after_stamp.isoformat(timespec="seconds")}
+                                  for lt in found if lt.dated_after_stamp is not None]}
 
 
 def report_context(rows: list[CellResult], seconds: float, graded: int, notes: dict | None = None,

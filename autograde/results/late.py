@@ -203,6 +203,7 @@ class Lateness:
     fallback: bool = False  # the zip entry's date
     lms_policy: bool = False  # the LMS applies its own policy (Canvas)
     marked_late: bool = False
+    dated_after_stamp: datetime | None = None  # nbgrader: the notebook is dated later than its timestamp.txt
 
     @property
     def score(self) -> float:
@@ -297,6 +298,7 @@ def assess(rows: list[CellResult], times: dict[tuple[str, str], SubmissionTime],
             said = SubmissionTime(worksheet_times[lms_id], evidence.MOODLE) if worksheet_times[lms_id] else said
         late.lms_policy, late.marked_late, late.fallback = said.lms_policy, said.marked_late, said.fallback
         late.source = said.source
+        late.dated_after_stamp = said.dated_after_stamp
         when = said.when
         if when is not None and when.tzinfo is None:
             late.zone_assumed = True
@@ -334,6 +336,12 @@ def _warn(found: dict[tuple[str, str], Lateness], extensions: dict, lms_ids: dic
     if fallback:
         log.warning("the submission time of %d submission(s) is the zip entry's date (the export says no time): %s",
                     len(fallback), ", ".join(lt.student for lt in fallback[:20]))
+    edited = [lt for lt in found.values() if lt.dated_after_stamp is not None]
+    if edited:
+        log.warning("NOTEBOOK DATED AFTER ITS TIMESTAMP (not penalised, listed in the report): %d submission(s) whose "
+                    "notebook was modified after the time in its nbgrader timestamp.txt: %s", len(edited),
+                    ", ".join(f"{lt.student} ({lt.assignment})" for lt in edited[:20]) + (", ..." if len(edited) > 20
+                                                                                          else ""))
     canvas = [lt for lt in found.values() if lt.lms_policy]
     if canvas and due is not None:
         log.warning("Canvas applies its own late policy in its gradebook, so no late penalty is applied here; "
