@@ -11,6 +11,7 @@ import os
 import subprocess
 import sys
 import tempfile
+import time
 from datetime import datetime
 from pathlib import Path
 
@@ -178,6 +179,46 @@ def test_without_a_run_queue_reading_the_clock_is_the_wall_clock():
     clock = machine.clock(limit=20)
     machine.run(20, waiting=15)
     assert clock.expired(), "where the wait cannot be read, the limit must be plain wall-clock time (as before)"
+
+
+def test_cpu_the_kernels_own_processes_use_is_charged_even_while_its_main_thread_waits():
+    # Busy children of the kernel's own make its main thread wait for a CPU: that wait must not buy time.
+    machine = FakeMachine()
+    used = {"cpu": 3.0}
+    clock = CellClock(20, machine.now + 200, lambda: machine.queued, now=lambda: machine.now, cpu=lambda: used["cpu"])
+    machine.run(8, waiting=7)  # the main thread ran 1 s of 8 ...
+    used["cpu"] += 16  # ... while the kernel's processes used 2 cores throughout
+    assert clock.charged() == pytest.approx(16), "the CPU its own processes used is what the cell is charged"
+    machine.run(2, waiting=2)
+    used["cpu"] += 4
+    assert clock.expired(), "20 s of CPU used by the cell's own processes must reach a 20 s limit"
+
+
+def test_a_single_thread_is_charged_as_before():
+    machine = FakeMachine()
+    used = {"cpu": 0.0}
+    clock = CellClock(20, machine.now + 200, lambda: machine.queued, now=lambda: machine.now, cpu=lambda: used["cpu"])
+    machine.run(60, waiting=45)
+    used["cpu"] += 15  # one thread, a quarter of a core: its CPU is its running time
+    assert clock.charged() == pytest.approx(15) and not clock.expired()
+    assert clock.next_check() <= 5 / (os.cpu_count() or 1) + 1e-9, "all the cores could use the 5 s left at once"
+
+
+def test_the_cpu_of_a_process_tree_is_counted():
+    from autograde.run.clock import tree_cpu_seconds
+
+    child = subprocess.Popen([sys.executable, "-c", "import time\ns = time.process_time()\n"
+                              "while time.process_time() - s < 0.5: pass\ntime.sleep(30)"])
+    try:
+        before = tree_cpu_seconds(os.getpid())
+        deadline = time.monotonic() + 20
+        while tree_cpu_seconds(os.getpid()) - before < 0.4 and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert tree_cpu_seconds(os.getpid()) - before >= 0.4, "a child's CPU is not counted in its parent's tree"
+    finally:
+        child.kill()
+        child.wait()
+    assert tree_cpu_seconds(2**31 - 1) is None, "a process that does not exist must give None, not a number"
 
 
 def test_the_run_queue_of_a_process_can_be_read():
@@ -385,3 +426,42 @@ def test_a_stuck_cell_is_noted_as_skipped_not_as_kept():
     record(notebook.cells[0], Event.TIMED_OUT, stuck=True)
     notes = " ".join(execution_notes(notebook))
     assert "did not stop when interrupted" in notes and "was kept" not in notes, notes
+
+
+@pytest.mark.slow
+def test_a_cell_whose_children_keep_the_cpus_busy_is_charged_their_time():
+    # The clock leaves out the time the kernel's main thread waits for a CPU; a cell that keeps every core busy with
+    # processes of its own made its main thread wait, and so ran up to ten times its limit while starving the
+    # machine. The CPU that the kernel's own processes use is charged to the cell (issue 30).
+    from traitlets.config import Config
+
+    from autograde.run import execute
+    from autograde.run.kernel_manager import SandboxKernelManager
+
+    pids = Path(tempfile.mkdtemp(prefix="ag-test-hog-")) / "pids"
+    hog = ("import os\n"
+           "children = []\n"
+           f"for _ in range({2 * (os.cpu_count() or 1)}):\n"
+           "    child = os.fork()\n"
+           "    if child == 0:\n"
+           "        while True:\n"
+           "            pass\n"
+           "    children.append(child)\n"
+           f"open({str(pids)!r}, 'w').write(' '.join(map(str, children)))\n"
+           "while True:\n"
+           "    pass\n")
+    notebook = _graded_notebook(hog, "assert True")
+    executor = execute.GuardedExecute(timeout=3, kernel_name="python3", kernel_manager_class=SandboxKernelManager,
+                                      config=Config({"SandboxKernelManager": {"sandbox": False}}))
+    started = time.monotonic()
+    try:
+        ran, _ = executor.preprocess(notebook, {"metadata": {"path": tempfile.gettempdir()}})
+        took = time.monotonic() - started
+    finally:
+        for pid in (pids.read_text().split() if pids.is_file() else []):  # (whatever cleaning up left behind)
+            try:
+                os.kill(int(pid), 9)
+            except ProcessLookupError:
+                pass
+    assert execute.Event.TIMED_OUT in execute.events(ran.cells[0]), ran.cells[0].outputs
+    assert took < 15, f"a cell whose children kept {os.cpu_count()} cores busy ran {took:.0f} s against a 3 s limit"

@@ -1,12 +1,16 @@
-"""The clock of a cell's time limit: wall-clock time, less the time the process running the cell waited for a CPU.
+"""The clock of a cell's time limit: wall-clock time, less the time the process running the cell waited for a CPU,
+but never less than the CPU time the kernel's own processes used.
 
 Kept apart from :mod:`autograde.run.execute` (which imports nbgrader) so that
 the tests' in-process evaluator times its cells by the same rule.
 """
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Callable
+
+import psutil
 
 
 def run_queue_wait(pid: int) -> float | None:
@@ -19,6 +23,24 @@ def run_queue_wait(pid: int) -> float | None:
         return None
 
 
+def tree_cpu_seconds(pid: int) -> float | None:
+    """CPU seconds (user and system) used so far by the process `pid`, all its threads and every process below it,
+    the children they reaped included; None where `pid` cannot be read."""
+    try:
+        root = psutil.Process(pid)
+        processes = [root, *root.children(recursive=True)]
+    except psutil.Error:
+        return None
+    total = 0.0
+    for process in processes:
+        try:
+            used = process.cpu_times()
+        except psutil.Error:  # (gone since it was listed)
+            continue
+        total += used.user + used.system + used.children_user + used.children_system
+    return total
+
+
 class CellClock:
     """The time a cell is charged: the wall-clock time since it started, less the time its kernel waited for a CPU.
 
@@ -29,15 +51,22 @@ class CellClock:
     `limit` is the charged time allowed (None: no limit); `wall_deadline` (a
     ``time.monotonic()`` value, None: none) ends the cell whatever it was
     charged. `waited()` gives the kernel's run-queue time so far (None where
-    it cannot be read: then the clock is the wall clock).
+    it cannot be read: then the clock is the wall clock). `cpu()` gives the CPU
+    seconds the kernel's processes have used (:func:`tree_cpu_seconds`; None:
+    not counted): the cell is charged at least the CPU they used since it
+    started, so a cell whose own threads or children keep the cores busy, and
+    its main thread waiting, is not let run past its limit by that wait.
     """
 
     def __init__(self, limit: float | None, wall_deadline: float | None, waited: Callable[[], float | None],
-                 now: Callable[[], float] = time.monotonic):
+                 now: Callable[[], float] = time.monotonic, cpu: Callable[[], float | None] | None = None):
         self.limit, self.wall_deadline, self._waited, self._now = limit, wall_deadline, waited, now
         self.started = now()
         self._waited_at_start = waited()
         self._last_waited = 0.0
+        self._cpu = cpu
+        self._cpu_at_start = cpu() if cpu is not None else None
+        self._last_cpu = 0.0
 
     def waited(self) -> float:
         """Seconds the kernel waited for a CPU since the cell started (the last known value if it cannot be read)."""
@@ -47,9 +76,19 @@ class CellClock:
                 self._last_waited = max(self._last_waited, now - self._waited_at_start)
         return self._last_waited
 
+    def cpu_used(self) -> float:
+        """CPU seconds the kernel's processes used since the cell started (0 where not counted; never decreasing,
+        though a process that ends unreaped takes its time with it)."""
+        if self._cpu_at_start is not None:
+            now = self._cpu()
+            if now is not None:
+                self._last_cpu = max(self._last_cpu, now - self._cpu_at_start)
+        return self._last_cpu
+
     def charged(self) -> float:
-        """Seconds charged to the cell so far."""
-        return self._now() - self.started - self.waited()
+        """Seconds charged to the cell so far: its wall-clock time less its wait for a CPU, or the CPU its kernel's
+        processes used, whichever is more."""
+        return max(self._now() - self.started - self.waited(), self.cpu_used())
 
     def past_wall_deadline(self) -> bool:
         """Whether the wall-clock deadline has passed."""
@@ -62,8 +101,10 @@ class CellClock:
     def next_check(self) -> float | None:
         """Seconds to wait before the clock can have expired, at the soonest (None: it never expires).
 
-        Charged time grows at most as fast as the wall clock, so no earlier look is needed.
+        Charged time grows at most as fast as the wall clock, or, counted as CPU time, as fast as all the cores
+        together: no earlier look is needed.
         """
-        waits = ([self.limit - self.charged()] if self.limit is not None else []) + (
+        cores = (os.cpu_count() or 1) if self._cpu is not None else 1
+        waits = ([(self.limit - self.charged()) / cores] if self.limit is not None else []) + (
             [self.wall_deadline - self._now()] if self.wall_deadline is not None else [])
         return max(min(waits), 0.01) if waits else None

@@ -39,7 +39,7 @@ from traitlets import Bool, Integer
 
 from ..course import configured, nbgrader_config
 from ..sources import defined_names, free_names, imported_packages
-from .clock import CellClock, run_queue_wait  # noqa: F401 (run_queue_wait: part of this module's interface)
+from .clock import CellClock, run_queue_wait, tree_cpu_seconds  # noqa: F401 (run_queue_wait: this module's interface)
 from .kernel_manager import SandboxKernelManager
 
 __all__ = ["EVENTS_KEY", "CellClock", "Event", "GuardedExecute", "SandboxKernelManager", "StderrIsNotFailure",
@@ -366,7 +366,10 @@ class GuardedExecute(Execute):
         if getattr(self, "_deadline", None) is not None and not getattr(self, "_starting_guard", False):
             deadlines.append(self._deadline)
         pid = self.km.kernel_pid() if self.km is not None and hasattr(self.km, "kernel_pid") else None
-        return CellClock(limit, min(deadlines, default=None), (lambda: run_queue_wait(pid)) if pid else (lambda: None))
+        if not pid:
+            return CellClock(limit, min(deadlines, default=None), lambda: None)
+        return CellClock(limit, min(deadlines, default=None), lambda: run_queue_wait(pid),
+                         cpu=lambda: tree_cpu_seconds(pid))
 
     async def _async_poll_for_reply(self, msg_id, cell, timeout, task_poll_output_msg, task_poll_kernel_alive):
         # nbclient's, with the cell's time taken from a CellClock instead of the wall clock alone.
@@ -445,7 +448,7 @@ class GuardedExecute(Execute):
                     f"({self.timeout_wall_factor} times its time limit of {clock.limit:g} s), most of it spent "
                     "waiting for a busy machine")
         return (f"the cell ran longer than its time limit of {clock.limit:g} s and was stopped (time spent waiting "
-                "for a busy machine is not counted)")
+                "for a busy machine is not counted; the CPU its own threads and processes use is)")
 
     def _expression_result(self, reply):
         """(raised, changes) from the guard's answer in an execute reply's user_expressions, None if it was not
