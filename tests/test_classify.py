@@ -180,7 +180,8 @@ def test_execution_notes_name_what_happened_and_where():
                         "numpy.isclose was replaced.")
     assert any("Cell cosine_scores was stopped at the time limit" in n for n in notes)
     assert not any("test_cosine_scores" in n for n in notes)  # a test's timeout is its status, not a note
-    assert any("kernel died in cell nadaraya_watson" in n and "Segmentation fault" in n for n in notes)
+    assert any("kernel died in cell nadaraya_watson" in n and "its log shows a Segmentation fault" in n for n in notes)
+    assert not any("Fatal Python error" in n for n in notes), "a note quotes the dead kernel's log"
     assert "The output of 1 of your cell(s) was cut short because it was too long (this costs no points)." in notes
     assert len(notes) == 4
 

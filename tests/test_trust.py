@@ -180,17 +180,21 @@ def test_an_answer_cell_stopped_at_the_time_limit_is_noted(limits):
 
 @pytest.mark.slow
 @pytest.mark.sandbox
-def test_a_dead_kernels_last_words_are_kept_in_its_note(limits):
+def test_a_dead_kernels_note_says_what_happened_not_what_it_printed(limits):
+    # What the kernel printed before it died is the student's text, which could carry the hidden tests out in any
+    # disguise (issue 30): the note says where it died, in the grader's words; kernel.log keeps the rest.
     notes = limits["notes"]["dies-with-last-words"]
-    assert any("kernel died in cell cosine_scores" in n and "my last words before the crash" in n for n in notes), notes
+    assert any("kernel died in cell cosine_scores" in n for n in notes), notes
+    assert not any("last words" in n for n in notes), f"a note quotes what the dying kernel printed: {notes}"
 
 
 @pytest.mark.slow
 @pytest.mark.sandbox
-def test_a_segfaults_last_words_are_kept(graded):
-    # The odd batch (`graded`): a cell that reads address 0; Python's fault handler reports it in the kernel's log.
+def test_a_segfault_is_named_in_its_note(graded):
+    # The odd batch (`graded`): a cell that reads address 0; Python's fault handler reports it in the kernel's log,
+    # and the note names the cause in the grader's words.
     notes = " ".join(graded["notes"][("segfaults-in-a-test", FIRST)])
-    assert "kernel died" in notes and "Segmentation fault" in notes, notes
+    assert "kernel died" in notes and "its log shows a Segmentation fault" in notes, notes
 
 
 @pytest.mark.slow

@@ -291,18 +291,33 @@ def _cell_name(notebook: nbformat.NotebookNode, index: int) -> str:
     return notebook.cells[index].metadata.get("nbgrader", {}).get("grade_id") or f"number {index + 1}"
 
 
+# What a dead kernel's log may show, and the grader's own words for it: a note names the cause, never quotes the log
+# (a student's code writes that log, and could write the hidden tests there in any disguise). The log itself stays
+# beside the executed notebook (kernel.log), for the instructor.
+DEATHS = (("MemoryError", "it ran out of memory"), ("Cannot allocate memory", "it ran out of memory"),
+          ("Segmentation fault", "a Segmentation fault (a crash in compiled code)"),
+          ("Bus error", "a Bus error (a crash in compiled code)"),
+          ("Aborted", "an abort in compiled code"), ("Fatal Python error", "a fatal error of the Python interpreter"))
+
+
+def death_cause(last_words: str) -> str:
+    """The grader's words for why a kernel died, from what its log's last lines show ('' where none is recognised)."""
+    return next((cause for marker, cause in DEATHS if marker in (last_words or "")), "")
+
+
 def execution_notes(executed: nbformat.NotebookNode) -> list[str]:
     """Notes on what the execute step recorded in an executed notebook: changes undone before tests, dead kernels
-    and their last words, answer cells stopped at the time limit, the notebook's time running out, cut outputs."""
+    and what killed them (in the grader's words), answer cells stopped at the time limit, the notebook's time running
+    out, cut outputs."""
     restored, notes, cut, out_of_time = [], [], 0, False
     for index, cell in enumerate(executed.cells):
         happened = events(cell)
         restored += happened.get(Event.RESTORED, {}).get("changes", [])
         if Event.KILLED in happened:
-            last = happened[Event.KILLED].get("last_words")
-            notes.append(f"The kernel died in cell {_cell_name(executed, index)} (a crash, os._exit or running out of "
-                         "memory): that cell was skipped and the rest of your notebook graded without it."
-                         + (f" Its last words: {last}" if last else ""))
+            cause = death_cause(happened[Event.KILLED].get("last_words", ""))
+            notes.append(f"The kernel died in cell {_cell_name(executed, index)} ("
+                         + (f"its log shows {cause}" if cause else "a crash, os._exit or running out of memory")
+                         + "): that cell was skipped and the rest of your notebook graded without it.")
         meta = cell.metadata.get("nbgrader", {})
         limit = happened.get(Event.TIMED_OUT, {}).get("notebook_timeout")
         if limit is not None:
