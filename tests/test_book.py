@@ -296,21 +296,22 @@ def test_ch1_nadaraya_watson_fits_the_interior_and_misses_at_the_boundary(book):
 
 @pytest.mark.book
 @pytest.mark.slow
-def test_ch1_attention_helps_the_smooth_signal_five_fold(book):
-    """'cuts the error about five-fold' at 'a bandwidth of about 3 positions'; alt text: 0.09 -> 0.017."""
+def test_ch1_attention_helps_the_smooth_signal_several_fold(book):
+    """'cuts the error {gain}-fold' at 'a bandwidth of a few positions'; alt text: from near the noise's variance,
+    0.09, several-fold down. (Calibrated over other draws: 5- to 11-fold, so the prose glues the factor.)"""
     values = glued("01-weighted-sum")
     ratio = values["ch1_smooth_no_attention"] / values["ch1_smooth_best_attention"]
-    assert 4 <= ratio <= 6.5, f"the smooth signal's error falls {ratio:.1f}-fold, not about five-fold"
-    assert 2 <= values["ch1_smooth_best_bandwidth"] <= 4.5, f"best bandwidth {values['ch1_smooth_best_bandwidth']}"
-    assert round(values["ch1_smooth_no_attention"], 2) == 0.09, values["ch1_smooth_no_attention"]
-    assert round(values["ch1_smooth_best_attention"], 3) == 0.017, values["ch1_smooth_best_attention"]
+    assert ratio > 3, f"the smooth signal's error falls only {ratio:.1f}-fold, not several-fold"
+    assert values["ch1_smooth_gain"] == pytest.approx(ratio), "the glued factor is not the measured one"
+    assert 1.5 <= values["ch1_smooth_best_bandwidth"] <= 8, f"best bandwidth {values['ch1_smooth_best_bandwidth']}"
+    assert 0.06 <= values["ch1_smooth_no_attention"] <= 0.12, f"not near 0.09: {values['ch1_smooth_no_attention']}"
 
 
 @pytest.mark.book
 @pytest.mark.slow
 def test_ch1_independent_signal_gains_about_what_shrinking_alone_gains(book):
     """The independent signal's best bandwidth is below the spacing and gains little; shrinking each item on its
-    own and James-Stein do 'about the same' (alt text: 0.10 -> 0.093 near a bandwidth of 0.4)."""
+    own and James-Stein do 'about the same' (alt text: from near 0.09, a slight dip below a bandwidth of 1)."""
     values = glued("01-weighted-sum")
     best, none = values["ch1_independent_best_attention"], values["ch1_independent_no_attention"]
     shrunk, james_stein = values["ch1_independent_shrunk"], values["ch1_independent_james_stein"]
@@ -319,23 +320,22 @@ def test_ch1_independent_signal_gains_about_what_shrinking_alone_gains(book):
     assert 0 < none - best < 0.02, f"the gain ({none:.3f} -> {best:.3f}) is not small"
     assert abs(shrunk - best) < 0.005, f"shrinking alone ({shrunk:.3f}) is not about the same as attention ({best:.3f})"
     assert abs(james_stein - shrunk) < 0.005, f"James-Stein ({james_stein:.3f}) is not about the same ({shrunk:.3f})"
-    assert best <= shrunk + 0.001, "the prose says picking the bandwidth with the true signal flatters attention"
-    assert round(none, 2) == 0.10 and round(best, 3) == 0.093, f"alt text: 0.10 and 0.093, measured {none}, {best}"
-    assert round(values["ch1_independent_best_bandwidth"], 1) == 0.4, values["ch1_independent_best_bandwidth"]
+    assert 0.06 <= none <= 0.12, f"the alt text says the error starts near 0.09, measured {none:.3f}"
 
 
 @pytest.mark.book
 @pytest.mark.slow
 def test_ch2_baselines_are_larger_and_still_far_worse(book):
-    """'more than three times the parameters'; their loss ends 'more than ten times higher' (alt text: attention's near
-    0.03, the baselines' between 0.5 and 0.8, the summary's below the initial state's), on every seed."""
+    """'more than three times the parameters'; their loss ends 'more than ten times higher' (alt text: attention's below
+    0.05, the baselines' between 0.5 and 0.8, the summary's below the initial state's), on every seed. (Calibrated:
+    attention's final loss was 0.019 to 0.032 over runs with other seeds, two threads and this machine's kernels.)"""
     values = glued("02-additive-attention")
     for context in ("summary", "none"):
         ratio = values[f"ch2_parameters_{context}"] / values["ch2_parameters_attention"]
         assert ratio > 3, f"the {context} model has {ratio:.1f} times the attention model's parameters, not more than 3"
         for seed in SEEDS:
             attention, baseline = (values[f"ch2_final_loss_{c}_{seed}"] for c in ("attention", context))
-            assert 0.02 <= attention <= 0.045, f"seed {seed}: the attention model's final loss {attention:.3f}"
+            assert attention < 0.05, f"seed {seed}: the attention model's final loss {attention:.3f}, not below 0.05"
             assert 0.5 <= baseline <= 0.8, f"seed {seed}: the {context} model's final loss {baseline:.3f}"
             assert baseline > 10 * attention, f"seed {seed}: {context}'s loss {baseline:.3f} vs attention's {attention:.3f}"
     for seed in SEEDS:
@@ -435,14 +435,15 @@ def test_ch3_encoding_dot_product_is_even_in_the_offset_and_the_rotation_is_not(
 @pytest.mark.slow
 def test_ch3_scaling_claims_hold_on_the_measurement(book):
     """Chapter 3: at d_k = 64 unscaled softmax is nearly one-hot; fig-scaling's caption and alt text: the largest
-    weight rises from about 0.45 to 0.97 and the gradient falls about tenfold without the scale, both stay put
-    with it."""
+    weight rises from below 0.5 to above 0.95 and the gradient falls several-fold (from near 0.3 to below 0.05)
+    without the scale, both stay put with it. (Calibrated over other draws: 0.41-0.45 to 0.97, 7- to 10-fold.)"""
     values = glued("03-self-attention")
     assert values["ch3_unscaled_max_at_64"] > 0.8, values["ch3_unscaled_max_at_64"]
     results = values["ch3_scaling_results"]
     unscaled, scaled = results["unscaled"], results["scaled by 1/√d_k"]
-    assert round(unscaled["max_weight"][0], 2) == 0.45 and round(unscaled["max_weight"][-1], 2) == 0.97, unscaled
-    assert 7 < unscaled["grad_norm"][0] / unscaled["grad_norm"][-1] < 14, "not 'about tenfold'"
+    assert unscaled["max_weight"][0] < 0.5 and unscaled["max_weight"][-1] > 0.95, unscaled
+    assert 0.2 < unscaled["grad_norm"][0] < 0.4 and unscaled["grad_norm"][-1] < 0.05, unscaled
+    assert unscaled["grad_norm"][0] / unscaled["grad_norm"][-1] > 4, "not 'several-fold'"
     assert max(scaled["max_weight"]) - min(scaled["max_weight"]) < 0.05, scaled
     assert max(scaled["grad_norm"]) / min(scaled["grad_norm"]) < 1.1, scaled
 
@@ -559,14 +560,16 @@ def test_ch5_reversal_parameter_counts(book):
 
 @pytest.mark.book
 @pytest.mark.slow
-def test_ch5_transformer_a_little_ahead_overall_and_even_at_length_16(book):
-    """The prose: the transformer is a little ahead overall with both seeds; at length 16 the two are about even."""
+def test_ch5_both_reversal_models_reverse_nearly_all_digits(book):
+    """The prose gives each model's accuracy per seed and ranks neither (calibrated: over runs with other seeds and
+    CPU kernels the transformer was ahead overall in most runs and behind in one, 0.949 against 0.986); what it
+    says of both: nearly all digits reversed, a little less at length 16."""
     values = glued("05-transformer")
     for seed in (0, 1):
-        transformer, gru = (values[f"ch5_reversal_accuracy_{m}_{seed}"] for m in ("transformer", "gru"))
-        assert 0 < transformer - gru < 0.1, f"seed {seed}: transformer {transformer:.3f}, GRU {gru:.3f}"
-        at_16 = [values[f"ch5_reversal_accuracy16_{m}_{seed}"] for m in ("transformer", "gru")]
-        assert abs(at_16[0] - at_16[1]) <= 0.03, f"seed {seed}: at length 16, transformer and GRU {at_16}"
+        for model in ("transformer", "gru"):
+            overall, at_16 = (values[f"ch5_reversal_accuracy{k}_{model}_{seed}"] for k in ("", "16"))
+            assert overall > 0.9, f"seed {seed}: the {model} model reverses only {overall:.3f} of the digits"
+            assert at_16 <= overall + 0.01, f"seed {seed}: the {model} model is better at 16 ({at_16:.3f}) than overall"
 
 
 @pytest.mark.book
@@ -597,12 +600,15 @@ def test_ch5_cached_generation_gives_the_same_digits(book):
 
 @pytest.mark.book
 @pytest.mark.slow
-def test_ch5_reversal_figure_gru_below_at_most_lengths(book):
-    """fig-reversal-accuracy's alt text: the GRU model lies below the transformer at most lengths (mean of seeds)."""
+def test_ch5_reversal_figure_both_near_1_when_short_and_close_at_every_length(book):
+    """fig-reversal-accuracy's alt text (means of the two seeds): both near 1 at lengths 3-5, above 0.9 at every
+    length; the two lines within a tenth of each other (calibrated: 0.03 to 0.07 apart at most)."""
     by_length = glued("05-transformer")["ch5_reversal_by_length"]
-    below = sum(gru < transformer for gru, transformer in zip(by_length["gru"], by_length["transformer"]))
-    assert below >= 0.7 * len(by_length["gru"]), f"the GRU model is below at only {below} lengths: {by_length}"
+    gap = np.array(by_length["transformer"]) - np.array(by_length["gru"])  # lengths 3 .. 16
     assert min(by_length["gru"][:3] + by_length["transformer"][:3]) > 0.97, f"not near 1 at lengths 3-5: {by_length}"
+    for model, accuracy in by_length.items():
+        assert min(accuracy) > 0.9, f"the {model} model is not above 0.9 at every length: {accuracy}"
+    assert np.abs(gap).max() < 0.1, f"the two lines are not within a tenth: gaps {gap.round(3)}"
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -612,15 +618,18 @@ def test_ch5_reversal_figure_gru_below_at_most_lengths(book):
 @pytest.mark.book
 @pytest.mark.slow
 def test_ch5_induction_training_curves_match_the_alt_text(book):
-    """fig-induction-training's alt text: loss from about 3.3 to below 0.3 between steps 50 and 200; induction score
-    from below 0.1 to above 0.9; previous-token weight from about 0.16 to about 0.5."""
+    """fig-induction-training's alt text: loss from about 3.3 to below 0.5 between steps 50 and 250, below 0.3 at the
+    end; induction score from below 0.1 to above 0.7; previous-token weight from about 0.16 to about 0.4 or 0.5.
+    (Calibrated: one run in seven, with other seeds, trained a model with induction score 0.74 and previous-token
+    weight 0.38; the others 0.96-0.99 and 0.52-0.54.)"""
     history = np.array(glued("05-transformer")["ch5_induction_history"])  # rows: step, loss, previous, induction
     at = {int(step): row for step, *row in history}
     assert at[0][0] > 3.0 and at[50][0] > 2.0, f"the loss should start near 3.3 and still be high at step 50: {at[0][0]:.2f}, {at[50][0]:.2f}"
-    assert at[200][0] < 0.3 and history[-1, 1] < 0.3, f"the loss should be below 0.3 from step 200: {at[200][0]:.2f}"
-    assert at[0][2] < 0.1 and history[-1, 3] > 0.9, f"induction score {at[0][2]:.2f} -> {history[-1, 3]:.2f}, not <0.1 -> >0.9"
-    assert 0.1 < at[0][1] < 0.22 and 0.4 < history[-1, 2] < 0.6, (
-        f"previous-token weight {at[0][1]:.2f} -> {history[-1, 2]:.2f}, not about 0.16 -> about 0.5")
+    assert at[250][0] < 0.5, f"the loss should be below 0.5 from step 250: {at[250][0]:.2f}"
+    assert history[-1, 1] < 0.3, f"the loss should end below 0.3: {history[-1, 1]:.2f}"
+    assert at[0][2] < 0.1 and history[-1, 3] > 0.7, f"induction score {at[0][2]:.2f} -> {history[-1, 3]:.2f}, not <0.1 -> >0.7"
+    assert 0.1 < at[0][1] < 0.22 and 0.33 < history[-1, 2] < 0.6, (
+        f"previous-token weight {at[0][1]:.2f} -> {history[-1, 2]:.2f}, not about 0.16 -> about 0.4 or 0.5")
 
 
 @pytest.mark.book
@@ -629,7 +638,8 @@ def test_ch5_previous_token_head_stops_by_position_not_by_block(book):
     """The prose: queries 1 to 8 follow the previous token; from position 9 on the weight is small, in the first block
     as in the repeat; induction targets are at positions 8 or before."""
     g = glued("05-transformer")
-    assert g["ch5_previous_early"] > 0.8, f"queries 1-8 put only {g['ch5_previous_early']:.2f} on the previous token"
+    # "most of their weight" (calibrated: 0.69 to 0.95 over runs with other seeds and kernels)
+    assert g["ch5_previous_early"] > 0.6, f"queries 1-8 put only {g['ch5_previous_early']:.2f} on the previous token"
     for name in ("ch5_previous_late_first", "ch5_previous_late_repeat"):
         assert g[name] < 0.25, f"{name} = {g[name]:.2f}: the head does not stop after position 8"
     assert abs(g["ch5_previous_late_first"] - g["ch5_previous_late_repeat"]) < 0.1, (
@@ -641,9 +651,9 @@ def test_ch5_previous_token_head_stops_by_position_not_by_block(book):
 @pytest.mark.book
 @pytest.mark.slow
 def test_ch5_ablations_show_the_circuit_is_causal(book):
-    """The prose and fig-induction-ablation: removing the previous-token head makes the loss about a uniform guess or
-    worse, removing both layer-2 heads worse than one, in every seed; the control head leaves it low; the induction
-    head alone raises it, a little."""
+    """The prose and fig-induction-ablation: removing the previous-token head makes the loss most of the way to a
+    uniform guess or worse, removing both layer-2 heads worse than one, in every seed; the control head costs less
+    than the previous-token head; the induction head alone raises it, a little."""
     g = glued("05-transformer")
     ablation = g["ch5_ablation"]
     uniform = np.log(24)
@@ -652,17 +662,24 @@ def test_ch5_ablations_show_the_circuit_is_causal(book):
     both = np.array(ablation["both layer-2 heads"])
     assert both.min() > uniform, f"removing both layer-2 heads leaves the loss at {both}, below log 24"
     previous = np.array(ablation["previous-token head (layer 1)"])
-    # The prose: "about a uniform guess or worse"; the alt text: 2.9 in one seed, 5 to 6 in the others.
-    assert previous.min() > 0.85 * uniform and np.sort(previous)[1] > 5.0, (
-        f"removing the previous-token head leaves the loss at {previous}: not about log 24 ({uniform:.2f}) or worse")
+    # The prose and the alt text: at least two thirds of a uniform guess in every seed, above it in some
+    # (calibrated: the least over runs with other seeds and kernels was 2.07, 0.65 ln 24).
+    assert previous.min() > 0.6 * uniform and previous.max() > uniform, (
+        f"removing the previous-token head leaves the loss at {previous}: not two thirds of log 24 ({uniform:.2f}) "
+        "in every seed and above it in some")
     control = np.array(ablation["control: other layer-1 head"])
-    assert control.max() < 0.5 and np.all(control < previous / 10), (
-        f"removing the control head raises the loss to {control}, not small beside the previous-token head's {previous}")
+    # "in each model less than removing its previous-token head" (calibrated: in one run with other seeds a model
+    # split the previous-token work over both layer-1 heads, and removing the control cost 3.5 against 6.4)
+    assert np.all(control < previous), (
+        f"removing the control head raises the loss to {control}, not less than the previous-token head's {previous}")
     induction = np.array(ablation["induction head (layer 2)"])
     assert np.all(induction > nothing) and induction.max() < 1.0, (
         f"removing the induction head alone gives {induction} (without: {nothing}): the prose says a modest rise")
-    second_best = [sorted(scores)[0] for scores in g["ch5_layer2_scores"].values()]
-    assert min(second_best) > 0.8, f"the prose says both layer-2 heads follow the induction pattern: {g['ch5_layer2_scores']}"
+    # "both layer-2 heads follow the induction pattern (their induction scores are close)"; calibrated: the lower of
+    # the two was 0.66 to 0.99 over runs with other seeds and kernels, at most 0.1 below the other
+    scores = np.array(list(g["ch5_layer2_scores"].values()))  # (models, 2 heads)
+    assert scores.min() > 0.6 and np.abs(scores[:, 0] - scores[:, 1]).max() < 0.15, (
+        f"the prose says both layer-2 heads follow the induction pattern: {g['ch5_layer2_scores']}")
     assert g["ch5_ablate_previous_min"] == min(previous) and g["ch5_ablate_previous_max"] == max(previous)
     assert g["ch5_ablate_control_max"] == max(control)
 
@@ -689,29 +706,31 @@ def test_ch5_induction_head_copies(book):
 @pytest.mark.slow
 def test_ch5_sat_learns_to_attend_to_cat_and_mat(book):
     """The prose and fig-sat-learned: every seed learns the toy task; "sat" puts most of its weight on "cat" and "mat"
-    in every seed, next to chapter 3's 0.5 and 0.5; the split varies and one seed puts nearly all on "cat"."""
+    in every seed, next to chapter 3's 0.5 and 0.5; the split varies from seed to seed."""
     g = glued("05-transformer")
     weights = np.array(g["ch5_sat_weights"])  # (seeds, 7): The gray cat sat on the mat
     assert weights.shape == (8, 7), f"expected 8 seeds x 7 tokens, got {weights.shape}"
     assert g["ch5_toy_accuracy_min"] > 0.95, f"a seed gets only {g['ch5_toy_accuracy_min']:.0%} of held-out sentences"
     assert g["ch5_toy_canonical_right"] == 8, "not every seed names the cat and the mat in the canonical sentence"
     on_nouns = weights[:, 2] + weights[:, 6]
-    assert on_nouns.min() > 0.9 and abs(g["ch5_sat_nouns_min"] - on_nouns.min()) < 1e-3, (
+    assert on_nouns.min() > 0.8 and abs(g["ch5_sat_nouns_min"] - on_nouns.min()) < 1e-3, (
         f"'sat' puts only {on_nouns.min():.2f} on cat and mat in some seed")
     assert np.delete(weights, [2, 6], axis=1).max() < 0.1, "some other token gets 0.1 or more: not 'near zero'"
     assert abs(g["ch5_designed_cat"] - 0.5) < 0.01 and abs(g["ch5_designed_mat"] - 0.5) < 0.01, "chapter 3's design"
-    assert weights[:, 2].std() > 0.05 and weights[:, 2].max() > 0.9, "the split between cat and mat does not vary"
+    assert weights[:, 2].std() > 0.05, "the split between cat and mat does not vary"
 
 
 @pytest.mark.book
 @pytest.mark.slow
-def test_ch5_the_quiet_seed_makes_mat_its_default(book):
-    """The prose: the seed with the least weight on "mat" attends to every other place put in its stead, and names
-    all six places right."""
+def test_ch5_the_quiet_seed_reads_the_other_places(book):
+    """The prose: the seed with the least weight on "mat" still names it, attends to every other place put in its
+    stead, and names all six places right. (It once said that seed made "mat" its default, ignoring it: calibrated,
+    the least weight on "mat" over 8 seeds ranged from 0.01 to 0.43 between runs, so that is not claimed.)"""
     g = glued("05-transformer")
-    assert g["ch5_sat_mat_min"] < 0.05, f"no seed ignores 'mat': the least weight on it is {g['ch5_sat_mat_min']:.2f}"
-    assert g["ch5_quiet_other_places_min"] > 0.3, (
-        f"the quiet seed puts only {g['ch5_quiet_other_places_min']:.2f} on some other place: not 'mat as default'")
+    least = min(row[6] for row in g["ch5_sat_weights"])  # position 6: "mat"
+    assert abs(g["ch5_sat_mat_min"] - least) < 1e-3, f"the quiet seed puts {g['ch5_sat_mat_min']}, not the least, {least}"
+    assert g["ch5_quiet_other_places_min"] > 0.2, (
+        f"the quiet seed puts only {g['ch5_quiet_other_places_min']:.2f} on some other place")
     assert g["ch5_quiet_named_right"] == 6, f"the quiet seed names {g['ch5_quiet_named_right']} of 6 places right"
 
 
@@ -720,29 +739,20 @@ def test_ch5_the_quiet_seed_makes_mat_its_default(book):
 # ---------------------------------------------------------------------------------------------------------------
 @pytest.mark.book
 @pytest.mark.slow
-def test_ch5_every_head_puts_more_than_uniform_weight_on_copies_and_more_with_more_copies(book):
-    """'Every head of both models puts more there [than uniform attention], and more the more copies there are.'"""
+def test_ch5_relational_heads_put_more_than_uniform_weight_on_copies_and_more_with_more_copies(book):
+    """'Both heads of the relational model put more there [than uniform attention], and more the more copies there
+    are.' (The independent model's heads are claimed to be nothing in particular: in calibration runs with other
+    seeds they put from 0.03 to 0.43 on copies, so no test pins them.)"""
     ch5_values = glued("05-transformer")
     uniform = ch5_values["ch5_copy_share_uniform"]
-    for task in ("independent", "relational"):
+    for task in ("relational",):
         for head in (0, 1):
             share = ch5_values[f"ch5_copy_share_{task}_{head}"]
             assert share > uniform, f"the {task} model's head {head} puts {share:.2f} on copies, uniform {uniform:.2f}"
         for head, by_count in enumerate(ch5_values[f"ch5_copy_share_by_count_{task}"]):
-            assert all(a < b for a, b in zip(by_count, by_count[1:])), (
+            # 1 to 5 copies; 6 copies of one token in 16 are rare, and their mean moves with the draw
+            assert all(a < b for a, b in zip(by_count[:5], by_count[1:5])) and by_count[5] > by_count[2], (
                 f"the {task} model's head {head}: its share on copies does not rise with their number: {by_count}")
-
-
-@pytest.mark.book
-@pytest.mark.slow
-def test_ch5_the_independent_models_heads_look_more_like_counting_heads(book):
-    """'By this measure the heads of the model trained on the independent task look the most like it.'"""
-    ch5_values = glued("05-transformer")
-    independent = [ch5_values[f"ch5_copy_share_independent_{h}"] for h in (0, 1)]
-    relational = [ch5_values[f"ch5_copy_share_relational_{h}"] for h in (0, 1)]
-    assert min(independent) > max(relational), (
-        f"copy shares: independent model {independent}, relational model {relational}; the prose says the "
-        "independent model's heads put more weight on copies")
 
 
 @pytest.mark.book
@@ -808,8 +818,11 @@ def test_ch5_post_norm_needs_warm_up_at_a_large_learning_rate_and_pre_norm_does_
     values = glued(CH5)
     cold, warm = values["ch5_accuracy_post_cold"], values["ch5_accuracy_post_warm"]
     assert len(cold) == values["ch5_train_seeds"] >= 3, "the text promises a few seeds"
-    assert max(cold) < 0.15, f"post-norm without warm-up gets {cold} right: not about the 1/16 of guessing"
+    # "does not reliably learn ... the worst about the 1/16 of guessing" (calibrated: a seed learns on some runs)
+    assert min(cold) < 0.15, f"post-norm without warm-up gets {cold} right: no seed is about the 1/16 of guessing"
     assert min(warm) > 0.9, f"post-norm with warm-up gets only {warm} right"
+    assert values["ch5_min_accuracy_post_cold"] == min(cold) and values["ch5_max_accuracy_post_cold"] == max(cold)
+    assert values["ch5_min_accuracy_post_warm"] == min(warm)
     for name in ("ch5_accuracy_pre_cold", "ch5_accuracy_pre_warm"):
         assert min(values[name]) > 0.9, f"{name} = {values[name]}: pre-norm does not learn the task"
 
@@ -854,7 +867,7 @@ def test_ch5_pre_norm_without_warm_up_learns_sooner(book):
     assert cold < warm, f"pre-norm without warm-up learns at step {cold}, not sooner than with it ({warm})"
     assert cold < post, f"pre-norm without warm-up learns at step {cold}, not sooner than post-norm with it ({post})"
     never = values["ch5_learned_step_post_cold"]
-    assert all(step is None for step in never), f"post-norm without warm-up does learn, at steps {never}"
+    assert None in never, f"post-norm without warm-up learns in every seed, at steps {never}"
 
 
 @pytest.mark.book
@@ -950,7 +963,7 @@ def test_ch6_class_token_and_mean_differ_by_less_than_their_spread(book):
     the one with 2x2 patches."""
     g = glued(CH6)
     cls, mean = (np.array(g["ch6_pool_accuracy"][k]) for k in ("class token", "mean of the patches"))
-    assert abs(cls.mean() - mean.mean()) < max(cls.std(), mean.std()), f"class token {cls}, mean {mean}"
+    assert abs(cls.mean() - mean.mean()) < max(cls.std(ddof=1), mean.std(ddof=1)), f"class token {cls}, mean {mean}"
     assert cls.mean() >= np.mean(g["ch6_vit_accuracy"]), (
         f"the 4x4-patch ViT ({cls.mean():.3f}) does worse than the 2x2-patch one ({np.mean(g['ch6_vit_accuracy']):.3f})")
 
@@ -964,14 +977,10 @@ def test_ch6_positions_did_not_learn_the_grid_and_opposite_corners_are_most_alik
     assert g["ch6_similarity_opposite_corners"] > by_distance[:5].max(), (
         f"opposite corners ({g['ch6_similarity_opposite_corners']:.2f}) are not the most similar: {by_distance}")
     assert g["ch6_ink_corners"] < g["ch6_ink_other"], "the corners hold ink more often than the other patches"
-    # fig-positions (seed 0): no smooth fall-off; opposite corners among the five lightest of a corner tile's 15 cells.
+    # fig-positions (seed 0): no smooth fall-off. (It also said that in each corner tile the opposite corner is among
+    # the lightest cells: calibrated, that moved from 4 to 8 of 15 cells over runs with other seeds, and was dropped.)
     seed0 = np.array(g["ch6_similarity_by_distance"][0])
     assert seed0[0] < seed0[-1] and (np.diff(seed0) > 0).any(), f"seed 0 falls off smoothly with distance: {seed0}"
-    similarity = np.array(g["ch6_similarity_seed0"])
-    for corner, opposite in [(0, 15), (3, 12), (12, 3), (15, 0)]:
-        others = np.delete(similarity[corner], corner)
-        lighter = int((others > similarity[corner, opposite]).sum())
-        assert lighter <= 4, f"in corner tile {corner}, {lighter} cells are lighter than the opposite corner {opposite}"
 
 
 @pytest.mark.book
@@ -1014,10 +1023,17 @@ def test_ch6_gat_attention_is_static_and_gatv2_finds_every_key(book):
 def test_ch6_edges_are_worth_a_lot_and_the_gcn_beats_the_gat(book):
     g = glued(CH6)
     mlp, gcn, gat = (np.array(g[f"ch6_nodes_runs_{k}"]) for k in ("mlp", "gcn", "gat"))
-    assert min(gcn.min(), gat.min()) > mlp.max() + 0.1, f"MLP {mlp}, GCN {gcn}, GAT {gat}: edges not worth a lot"
-    assert len(gcn) == g["ch6_seeds"], f"{len(gcn)} graphs, but the prose says one per seed ({g['ch6_seeds']})"
-    assert g["ch6_nodes_gat_below_gcn"] == int((gat < gcn).sum()) and (gat < gcn).sum() >= 2, (
-        f"GCN {gcn}, GAT {gat}: the prose says the GCN does better")
+    assert min(gcn.mean(), gat.mean()) > mlp.mean() + 0.2, f"MLP {mlp}, GCN {gcn}, GAT {gat}: edges not worth a lot"
+    assert len(gcn) == g["ch6_graphs"], f"{len(gcn)} graphs, but the prose says {g['ch6_graphs']}"
+    # "Learning the weights of that average does not help": the GAT not above the GCN beyond what another draw of
+    # the graphs moves (calibrated: GAT minus GCN from -3.5 to +0.5 points over runs with other graphs).
+    assert g["ch6_nodes_gat_below_gcn"] == int((gat < gcn).sum()) and gat.mean() < gcn.mean() + 0.02, (
+        f"GCN {gcn}, GAT {gat}: the prose says the GAT does not do better")
+    # The control: learned attention within a point or two of uniform weights, either way; the glued difference is
+    # the measured one.
+    uniform = np.array(g["ch6_nodes_runs_uniform"])
+    assert abs(uniform.mean() - gat.mean()) < 0.04, f"uniform weights {uniform}, learned attention {gat}"
+    assert g["ch6_nodes_attention_gap"] == pytest.approx(100 * abs(uniform.mean() - gat.mean()))
 
 
 # ---------------------------------------------------------------------------------------------------------------

@@ -28,8 +28,13 @@ def executed_page(assignment):
 
 def glued(assignment):
     """{name: value} of every value the page glued; numbers, tuples, lists and dicts come back as Python values."""
+    return glued_from(executed_page(assignment))
+
+
+def glued_from(notebook):
+    """{name: value} of every value an executed notebook glued (myst-nb's scrapbook outputs)."""
     values = {}
-    for cell in executed_page(assignment).cells:
+    for cell in notebook.cells:
         for output in cell.get("outputs", []):
             scrap = output.get("metadata", {}).get("scrapbook")
             if not scrap:
