@@ -184,5 +184,4 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    sys.path.insert(0, str(REPO))
-    sys.exit(main())
+    sys.exit(main())  # (run as `python -m benchmarks.calibrate_claims` from the repository: its root is on sys.path)

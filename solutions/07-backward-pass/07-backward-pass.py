@@ -22,10 +22,10 @@
 # |---|---|---|
 # | 1 | `softmax_backward(p, grad_p, axis=-1)`: the softmax's vector–Jacobian product, without the Jacobian | 3 |
 # | 2 | `attention_backward(Q, K, V, dO, mask=None)`: the gradients of attention, in NumPy | 4 |
-# | 3 | `merge_states(a, b)`: two partial softmax states over disjoint keys merged into one | 3 |
+# | 3 | `merge_states(a, b)`: two partial softmax states over disjoint keys merged into one | 4 |
 # | 4 | `FlashAttention` (a `torch.autograd.Function`) and `flash_attention(Q, K, V, causal=False, block_size=64)` | 7 |
 # | 5 | `saved_bytes_ratio`: what autograd saves for plain attention, measured against your function | 1 |
-# | | **total** | **18** |
+# | | **total** | **19** |
 #
 # **How to work.** Replace every `raise NotImplementedError()` with your code.
 # Keep the names and arguments: the grader calls them. Do not edit or delete
@@ -371,7 +371,7 @@ retry_with_reference(_check_attention_backward_masked, _references)
 ### END HIDDEN TESTS
 
 # %% [markdown] nbgrader={"grade": false, "grade_id": "merge_states_md", "locked": true, "schema_version": 3, "solution": false}
-# ## 3. Merging two partial states (3 points)
+# ## 3. Merging two partial states (4 points)
 #
 # Attention over a set $J$ of keys can be summarised per query by a *state*
 # $(\mu, \ell, \mathbf o)$: the largest score $\mu = \max_{j\in J} s_j$, the
@@ -391,6 +391,12 @@ retry_with_reference(_check_attention_backward_masked, _references)
 # per query). Return the merged tuple `(m, l, o)` of the same shapes.
 # `m = -inf`, `l = 0`, `o = 0` is the **empty state** (no keys): merging with it
 # changes nothing, and merging two empty states gives an empty state (no NaN).
+# It must be stable for any finite scores: maxima of 1000 or -1000 (where
+# `exp` overflows or underflows) merge to the right finite numbers.
+#
+# Graded: the worked examples below (1 point); merging in any order and tree
+# gives full attention (1); the empty state (1); states with two leading axes,
+# shape `(2, 3)` (0.5); maxima near ±1000 (0.5).
 
 # %% nbgrader={"grade": false, "grade_id": "merge_states", "locked": false, "schema_version": 3, "solution": true}
 def merge_states(a, b):
@@ -483,6 +489,55 @@ def _check_merge_empty():
 
 
 _check_merge_empty()
+### END HIDDEN TESTS
+
+# %% nbgrader={"grade": true, "grade_id": "test_merge_states_batched", "locked": true, "points": 0.5, "schema_version": 3, "solution": false}
+# Hidden tests: states with two leading axes, (2, 3) queries, merge as the same states laid out flat.
+### BEGIN HIDDEN TESTS
+def _check_merge_batched():
+    rng = np.random.default_rng(75)
+    scores_a, scores_b = rng.normal(size=(6, 4)) * 3, rng.normal(size=(6, 7)) * 3  # 6 queries, 4 and 7 keys
+    values_a, values_b = rng.normal(size=(4, 5)), rng.normal(size=(7, 5))  # d_v = 5
+
+    def state(scores, values):  # the tests' own state (m, l, o), laid out as (2, 3) queries
+        m = scores.max(axis=1)
+        weights = np.exp(scores - m[:, None])
+        ell = weights.sum(axis=1)
+        return m.reshape(2, 3), ell.reshape(2, 3), (weights @ values / ell[:, None]).reshape(2, 3, 5)
+
+    m, ell, o = merge_states(state(scores_a, values_a), state(scores_b, values_b))
+    scores, values = np.concatenate([scores_a, scores_b], axis=1), np.concatenate([values_a, values_b])
+    what = "the merge of two states of (2, 3) queries (m and l of shape (2, 3), o of shape (2, 3, 5)): use [..., None]"
+    expect_shape(o, (2, 3, 5), f"o of {what}")
+    expect_close(m, scores.max(axis=1).reshape(2, 3), f"m of {what}")
+    expect_close(ell, np.exp(scores - scores.max(axis=1, keepdims=True)).sum(axis=1).reshape(2, 3), f"l of {what}")
+    expect_close(o, (torch.softmax(torch.tensor(scores), dim=1).numpy() @ values).reshape(2, 3, 5), f"o of {what}")
+
+
+_check_merge_batched()
+### END HIDDEN TESTS
+
+# %% nbgrader={"grade": true, "grade_id": "test_merge_states_stable", "locked": true, "points": 0.5, "schema_version": 3, "solution": false}
+# Hidden tests: maxima near +1000 and -1000, where exp overflows and underflows: the right finite numbers.
+### BEGIN HIDDEN TESTS
+def _check_merge_stable():
+    a = (np.array([1000.0, -1000.0]), np.array([1.0, 2.0]), np.array([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0]]))
+    b = (np.array([999.0, -999.0]), np.array([2.0, 1.0]), np.array([[0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]))
+    m, ell, o = merge_states(a, b)
+    # Query 0: weights 1 and 2/e (relative to the maximum 1000); query 1: 2/e and 1 (relative to -999).
+    w = np.exp(-1.0)
+    what = "states with maxima 1000 and 999 (query 0), -1000 and -999 (query 1)"
+    for name, got in [("m", m), ("l", ell), ("o", o)]:
+        assert np.all(np.isfinite(np.asarray(got, dtype=float))), (
+            f"{name} of {what} is not finite: {np.asarray(got).tolist()}; subtract the common maximum before exp, so "
+            "that no exp(1000) or exp(-1000) is formed")
+    expect_close(m, [1000.0, -999.0], f"m of {what}")
+    expect_close(ell, [1 + 2 * w, 2 * w + 1], f"l of {what} (relative to the merged maximum)")
+    expect_close(o, [[1 / (1 + 2 * w), 2 * w / (1 + 2 * w), 0.0], [0.0, 2 * w / (2 * w + 1), 1 / (2 * w + 1)]],
+                 f"o of {what}")
+
+
+_check_merge_stable()
 ### END HIDDEN TESTS
 
 # %% [markdown] nbgrader={"grade": false, "grade_id": "FlashAttention_md", "locked": true, "schema_version": 3, "solution": false}
