@@ -562,14 +562,16 @@ def test_ch5_reversal_parameter_counts(book):
 @pytest.mark.slow
 def test_ch5_both_reversal_models_reverse_nearly_all_digits(book):
     """The prose gives each model's accuracy per seed and ranks neither (calibrated: over runs with other seeds and
-    CPU kernels the transformer was ahead overall in most runs and behind in one, 0.949 against 0.986); what it
-    says of both: nearly all digits reversed, a little less at length 16."""
+    CPU kernels the transformer was ahead overall in most runs and behind in one, 0.949 against 0.986): the two do
+    "about as well", within 0.05 of each other seed by seed, each reversing nearly all digits."""
     values = glued("05-transformer")
     for seed in (0, 1):
         for model in ("transformer", "gru"):
             overall, at_16 = (values[f"ch5_reversal_accuracy{k}_{model}_{seed}"] for k in ("", "16"))
             assert overall > 0.9, f"seed {seed}: the {model} model reverses only {overall:.3f} of the digits"
-            assert at_16 <= overall + 0.01, f"seed {seed}: the {model} model is better at 16 ({at_16:.3f}) than overall"
+            assert at_16 > 0.9, f"seed {seed}: the {model} model gets only {at_16:.3f} at length 16"
+        transformer, gru = (values[f"ch5_reversal_accuracy_{model}_{seed}"] for model in ("transformer", "gru"))
+        assert abs(transformer - gru) < 0.05, f"seed {seed}: transformer {transformer:.3f}, GRU {gru:.3f}: not about even"
 
 
 @pytest.mark.book
@@ -662,7 +664,8 @@ def test_ch5_ablations_show_the_circuit_is_causal(book):
     both = np.array(ablation["both layer-2 heads"])
     assert both.min() > uniform, f"removing both layer-2 heads leaves the loss at {both}, below log 24"
     previous = np.array(ablation["previous-token head (layer 1)"])
-    # The prose and the alt text: at least two thirds of a uniform guess in every seed, above it in some
+    # The prose ("most of the way to a uniform guess") and the alt text ("well over half ... in every seed, above it
+    # in some")
     # (calibrated: the least over runs with other seeds and kernels was 2.07, 0.65 ln 24).
     assert previous.min() > 0.6 * uniform and previous.max() > uniform, (
         f"removing the previous-token head leaves the loss at {previous}: not two thirds of log 24 ({uniform:.2f}) "
@@ -1025,14 +1028,16 @@ def test_ch6_edges_are_worth_a_lot_and_the_gcn_beats_the_gat(book):
     mlp, gcn, gat = (np.array(g[f"ch6_nodes_runs_{k}"]) for k in ("mlp", "gcn", "gat"))
     assert min(gcn.mean(), gat.mean()) > mlp.mean() + 0.2, f"MLP {mlp}, GCN {gcn}, GAT {gat}: edges not worth a lot"
     assert len(gcn) == g["ch6_graphs"], f"{len(gcn)} graphs, but the prose says {g['ch6_graphs']}"
-    # "Learning the weights of that average does not help": the GAT not above the GCN beyond what another draw of
-    # the graphs moves (calibrated: GAT minus GCN from -3.5 to +0.5 points over runs with other graphs).
-    assert g["ch6_nodes_gat_below_gcn"] == int((gat < gcn).sum()) and gat.mean() < gcn.mean() + 0.02, (
-        f"GCN {gcn}, GAT {gat}: the prose says the GAT does not do better")
-    # The control: learned attention within a point or two of uniform weights, either way; the glued difference is
-    # the measured one.
+    # "on average the GAT does not beat the GCN by more than a point" (calibrated: GAT minus GCN from -3.5 to +0.5
+    # points over runs with other graphs)
+    assert g["ch6_nodes_gat_below_gcn"] == int((gat < gcn).sum()) and gat.mean() <= gcn.mean() + 0.01, (
+        f"GCN {gcn}, GAT {gat}: the prose says the GAT does not beat the GCN by more than a point")
+    # The control: learned attention "nothing that beats an even average by more than a point", and the two within
+    # "a point or two" either way (calibrated: from -0.5 to +2.3 points); the glued differences are the measured ones.
     uniform = np.array(g["ch6_nodes_runs_uniform"])
-    assert abs(uniform.mean() - gat.mean()) < 0.04, f"uniform weights {uniform}, learned attention {gat}"
+    assert gat.mean() <= uniform.mean() + 0.01, f"learned attention {gat} beats uniform weights {uniform} by > 1 point"
+    assert abs(uniform.mean() - gat.mean()) < 0.03, f"uniform weights {uniform}, learned attention {gat}"
+    assert g["ch6_nodes_attention_gain"] == pytest.approx(100 * (gat.mean() - uniform.mean()))
     assert g["ch6_nodes_attention_gap"] == pytest.approx(100 * abs(uniform.mean() - gat.mean()))
 
 

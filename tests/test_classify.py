@@ -186,6 +186,14 @@ def test_execution_notes_name_what_happened_and_where():
     assert len(notes) == 4
 
 
+def test_a_dead_kernels_cause_is_the_most_specific_one_its_log_shows():
+    from autograde.results.classify import death_cause
+
+    assert "out of memory" in death_cause("terminate called after throwing 'std::bad_alloc'\nAborted")
+    assert "Segmentation fault" in death_cause("Fatal Python error: Segmentation fault\n\nCurrent thread ...")
+    assert death_cause("anything a student printed") == ""
+
+
 @pytest.mark.parametrize("log, status", [
     ("Traceback...\nnbclient.exceptions.CellTimeoutError: A cell timed out", Status.TIMEOUT),
     ("DeadKernelError: Kernel died", Status.CRASHED),

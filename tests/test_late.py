@@ -244,9 +244,24 @@ def test_a_notebook_dated_after_its_nbgrader_timestamp_is_flagged_not_penalised(
     assert "NOTEBOOK DATED AFTER ITS TIMESTAMP" in caplog.text and "ann" in caplog.text
     write_report(rows("ann") + rows("bob"), tmp_path / "report.html", 1.0, 2, lateness=lateness)
     report = (tmp_path / "report.html").read_text()
-    assert "Notebook dated after its timestamp" in report and "2026-03-01T23:10:05" in report, report[-2000:]
+    # Both times in the due date's zone (+00:00 here): the notebook's an hour after the stamp.
+    assert "Notebook dated after its timestamp" in report and "2026-03-01T23:10:05+00:00" in report, report[-2000:]
     listed = report[report.index("dated-after-stamp"):]
     assert "<td>ann</td>" in listed and "<td>bob</td>" not in listed.split("</table>")[0]
+
+
+def test_a_zip_collect_stamp_or_a_zipped_export_is_not_compared_with_the_notebooks_date(tmp_path):
+    # zip_collect writes the LMS's time (ISO 8601) beside a copy dated when it ran; a zip dates files in its maker's
+    # local time: neither says the notebook was edited after its stamp.
+    files = {f"ann/{FIRST}/{FIRST}.ipynb": "", f"ann/{FIRST}/timestamp.txt": "2026-03-01T22:10:05+00:00",
+             f"bob/{FIRST}/{FIRST}.ipynb": "", f"bob/{FIRST}/timestamp.txt": "2026-03-01 22:10:05 UTC"}
+    (tmp_path / "folder").mkdir()
+    (tmp_path / "zip").mkdir()
+    found = collected_times(tmp_path / "folder", files, zipped=False)
+    assert found[("ann", FIRST)].dated_after_stamp is None, "zip_collect's stamp was compared with the copy's date"
+    assert found[("bob", FIRST)].dated_after_stamp is not None, "the test's notebooks are not dated after the stamp"
+    zipped = collected_times(tmp_path / "zip", files, zipped=True)
+    assert all(t.dated_after_stamp is None for t in zipped.values()), "a zip entry's date was compared"
 
 
 def test_a_time_record_that_gave_the_time_is_not_listed_as_a_file_not_graded(tmp_path):

@@ -465,3 +465,47 @@ def test_a_cell_whose_children_keep_the_cpus_busy_is_charged_their_time():
                 pass
     assert execute.Event.TIMED_OUT in execute.events(ran.cells[0]), ran.cells[0].outputs
     assert took < 15, f"a cell whose children kept {os.cpu_count()} cores busy ran {took:.0f} s against a 3 s limit"
+
+
+@pytest.mark.slow
+def test_a_cell_stuck_when_the_notebooks_time_runs_out_keeps_the_verdicts_before_it():
+    # With no time left to run the notebook again, the rerun would have marked every cell "not run": the cells
+    # before the stuck one keep what they earned; the stuck one and those after it are stopped at the limit.
+    from jupyter_client.manager import AsyncKernelManager
+
+    from autograde.results.classify import Status, classify_cell
+    from autograde.run import execute
+
+    stuck = "import signal, time\nsignal.signal(signal.SIGINT, signal.SIG_IGN)\ntime.sleep(60)"
+    notebook = _graded_notebook("x = 41 + 1", "assert x == 42")
+    notebook.cells.append(nbformat.v4.new_code_cell(stuck, metadata={"nbgrader": {
+        "solution": True, "grade": False, "grade_id": "stuck", "locked": False, "schema_version": 3}}))
+    notebook.cells.append(nbformat.v4.new_code_cell("assert x == 42", metadata={"nbgrader": {
+        "solution": False, "grade": True, "grade_id": "test_after", "points": 1, "locked": True,
+        "schema_version": 3}}))
+    executor = execute.GuardedExecute(timeout=60, notebook_timeout=5, kernel_name="python3",
+                                      kernel_manager_class=AsyncKernelManager)
+    ran, _ = executor.preprocess(notebook, {"metadata": {"path": tempfile.gettempdir()}})
+    assert classify_cell(ran.cells[1]) is None, f"the test before the stuck cell lost its pass: {ran.cells[1].outputs}"
+    assert execute.events(ran.cells[2])[execute.Event.TIMED_OUT].get("notebook_timeout") == 5
+    assert classify_cell(ran.cells[3])[0] == Status.TIMEOUT
+
+
+def test_cpu_within_the_threads_the_grader_granted_is_not_charged(monkeypatch):
+    # A kernel granted 2 threads (--jobs 1 on 2 cores) runs BLAS on both: only CPU beyond that pace is charged.
+    from autograde.run import execute
+
+    used = {"cpu": 5.0}
+    monkeypatch.setattr(execute, "tree_cpu_seconds", lambda pid: used["cpu"])
+
+    class Kernel:
+        threads = 2
+
+        def kernel_pid(self):
+            return os.getpid()
+
+    executor = execute.GuardedExecute(timeout=10)
+    executor.km = Kernel()
+    clock = executor._clock(None)
+    used["cpu"] += 8
+    assert clock.cpu_used() == pytest.approx(4), "8 s of CPU on the 2 threads granted is 4 s of the cell's time"

@@ -169,9 +169,13 @@ def evidence(layout: str, root: Path, rel: PurePosixPath, entry, zipped: bool) -
     if layout == "nbgrader":
         stamp = root / rel.parent / NBGRADER_TIMESTAMP
         if stamp.is_file():
-            when = nbgrader_timestamp(stamp.read_text(errors="replace"))
+            text = stamp.read_text(errors="replace")
+            when = nbgrader_timestamp(text)
+            # Only `nbgrader submit`'s stamp ("... UTC") is written as the notebook is copied: zip_collect writes an
+            # LMS's time beside a copy dated when it ran, and a zip's dates are its maker's local time.
+            checked = when is not None and not zipped and text.strip().endswith("UTC")
             found = SubmissionTime(when, NBGRADER, record=str(rel.parent / NBGRADER_TIMESTAMP),
-                                   dated_after_stamp=_dated_after(root / rel, when)) if when else None
+                                   dated_after_stamp=_dated_after(root / rel, when) if checked else None) if when else None
     elif layout == "gradescope" and entry.attempt:
         when = gradescope_created_at(entry.attempt[0])
         found = SubmissionTime(when, GRADESCOPE) if when else None

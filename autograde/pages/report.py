@@ -58,7 +58,8 @@ def late_context(lateness: dict[tuple[str, str], Lateness] | None) -> dict:
             "unknown": [row(lt) for lt in found if lt.unknown],
             "fallback": [row(lt) for lt in found if lt.fallback and lt.seconds_late is not None],
             "lms_marked": [row(lt) for lt in found if lt.lms_policy and lt.marked_late],
-            "dated_after_stamp": [{**row(lt), "dated": lt.dated_after_stamp.isoformat(timespec="seconds")}
+            "dated_after_stamp": [{**row(lt), "dated": lt.dated_after_stamp.astimezone(
+                lt.submitted_at.tzinfo if lt.submitted_at else None).isoformat(timespec="seconds")}
                                   for lt in found if lt.dated_after_stamp is not None]}
 
 

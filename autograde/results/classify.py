@@ -295,13 +295,16 @@ def _cell_name(notebook: nbformat.NotebookNode, index: int) -> str:
 # (a student's code writes that log, and could write the hidden tests there in any disguise). The log itself stays
 # beside the executed notebook (kernel.log), for the instructor.
 DEATHS = (("MemoryError", "it ran out of memory"), ("Cannot allocate memory", "it ran out of memory"),
+          ("bad_alloc", "it ran out of memory"),
           ("Segmentation fault", "a Segmentation fault (a crash in compiled code)"),
           ("Bus error", "a Bus error (a crash in compiled code)"),
           ("Aborted", "an abort in compiled code"), ("Fatal Python error", "a fatal error of the Python interpreter"))
 
 
 def death_cause(last_words: str) -> str:
-    """The grader's words for why a kernel died, from what its log's last lines show ('' where none is recognised)."""
+    """The grader's words for why a kernel died, from what its log's last lines show ('' where none is recognised):
+    the most specific marker found, in DEATHS' order (a C++ bad_alloc over the abort it causes, a segmentation fault
+    over the "Fatal Python error" that reports it)."""
     return next((cause for marker, cause in DEATHS if marker in (last_words or "")), "")
 
 
@@ -325,7 +328,8 @@ def execution_notes(executed: nbformat.NotebookNode) -> list[str]:
                 notes.append(f"Your notebook ran past its whole time limit ({limit} s): cell "
                              f"{_cell_name(executed, index)} and the cells after it were not run and scored nothing.")
             out_of_time = True
-        elif Event.TIMED_OUT in happened and happened[Event.TIMED_OUT].get("stuck"):
+        elif (Event.TIMED_OUT in happened and happened[Event.TIMED_OUT].get("stuck")
+              and not (meta.get("grade") and not meta.get("solution"))):
             notes.append(f"Cell {_cell_name(executed, index)} ran past its time limit and did not stop when "
                          "interrupted: its kernel was stopped, and the rest of your notebook was graded without that "
                          "cell (what it would have defined is missing).")

@@ -207,6 +207,7 @@ class GuardedExecute(Execute):
         self._deadline = time.monotonic() + self.notebook_timeout if self.notebook_timeout > 0 else None
         self._killers: dict[int, str] = {}  # cell index -> the dead kernel's last words
         self._stuck: set[int] = set()  # cells whose kernel did not stop when interrupted at their limit
+        self._stopped: set[int] = set()  # id() of the cells this run stopped at a time limit (never read from metadata)
         logs: list[str] = []  # each kernel's log, kept beside the executed notebook
         while True:
             self._current = None
@@ -230,6 +231,11 @@ class GuardedExecute(Execute):
                 logs.append(getattr(self._manager, "log_text", ""))
                 if self._current is None or self._current in self._stuck:
                     raise
+                if self._deadline is not None and time.monotonic() >= self._deadline:
+                    # No time left to run it again: keep what ran (the cells before it keep their verdicts), the
+                    # stuck cell and those after it are not run at the notebook's limit.
+                    nb = self._keep_past_deadline(attempt, self._current)
+                    break
                 self._stuck.add(self._current)
                 self.log.info("cell %d did not stop when interrupted; running the notebook again without it",
                               self._current)
@@ -238,6 +244,19 @@ class GuardedExecute(Execute):
                 resources.setdefault("outputs", {})[KERNEL_LOG.format(suffix="" if number == 1 else f"-{number}")] = \
                     text.encode()
         return nb, resources
+
+    def _keep_past_deadline(self, attempt, stuck: int):
+        """`attempt` as it ran up to cell `stuck`, which did not stop when the notebook's time ran out: that cell and
+        every later one are marked as stopped or not run at the notebook's limit."""
+        for index, cell in enumerate(attempt.cells):
+            if index == stuck:
+                cell.outputs = [error_output("TimeoutError", f"the notebook's time limit ({self.notebook_timeout} s) "
+                                                             "ran out while this cell ran, and it did not stop when "
+                                                             "interrupted; its kernel was stopped")]
+                record(cell, Event.TIMED_OUT, notebook_timeout=self.notebook_timeout, stuck=True)
+            elif index > stuck:
+                self._past_notebook_timeout(cell)
+        return attempt
 
     def create_kernel_manager(self):
         """nbclient's kernel manager, kept: after the kernel died, it holds the kernel's last words."""
@@ -301,7 +320,7 @@ class GuardedExecute(Execute):
             self._expressions = None
         self._dirty = not is_test
         if expression is not None:
-            if Event.TIMED_OUT in events(cell) and self._deadline is not None and time.monotonic() >= self._deadline:
+            if id(cell) in self._stopped and self._deadline is not None and time.monotonic() >= self._deadline:
                 # Stopped at the notebook's limit: nothing runs after it, and the guard could not answer within a
                 # deadline already past (its silence is not tampering). The cell scores as timed out.
                 return cell, resources
@@ -368,8 +387,11 @@ class GuardedExecute(Execute):
         pid = self.km.kernel_pid() if self.km is not None and hasattr(self.km, "kernel_pid") else None
         if not pid:
             return CellClock(limit, min(deadlines, default=None), lambda: None)
+        # The kernel's NumPy and PyTorch may use `threads` cores at once: only CPU beyond that pace is charged, so
+        # an honest answer that uses the threads the grader granted is charged no more than its wall-clock time.
+        threads = max(int(getattr(self.km, "threads", 1) or 1), 1)
         return CellClock(limit, min(deadlines, default=None), lambda: run_queue_wait(pid),
-                         cpu=lambda: tree_cpu_seconds(pid))
+                         cpu=lambda: (lambda used: None if used is None else used / threads)(tree_cpu_seconds(pid)))
 
     async def _async_poll_for_reply(self, msg_id, cell, timeout, task_poll_output_msg, task_poll_kernel_alive):
         # nbclient's, with the cell's time taken from a CellClock instead of the wall clock alone.
@@ -431,6 +453,7 @@ class GuardedExecute(Execute):
         # Where nbclient gives up waiting for a cell and interrupts the kernel: the one place a timeout is known.
         if cell is not None:
             record(cell, Event.TIMED_OUT)
+            self._stopped.add(id(cell))
         reply = await super()._async_handle_timeout(timeout, cell)
         clock = getattr(self, "_stopped_by", None)
         if reply is not None and clock is not None:  # what the student reads in the cell

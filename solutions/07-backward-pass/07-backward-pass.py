@@ -532,7 +532,8 @@ def _check_merge_stable():
             f"{name} of {what} is not finite: {np.asarray(got).tolist()}; subtract the common maximum before exp, so "
             "that no exp(1000) or exp(-1000) is formed")
     expect_close(m, [1000.0, -999.0], f"m of {what}")
-    expect_close(ell, [1 + 2 * w, 2 * w + 1], f"l of {what} (relative to the merged maximum)")
+    expect_close(ell, [1 + 2 * w, 2 * w + 1], f"l of {what} (relative to the merged maximum; exp(-1000) underflows "
+                                               "to 0, so weigh each state by exp(m - merged m), never exp(m))")
     expect_close(o, [[1 / (1 + 2 * w), 2 * w / (1 + 2 * w), 0.0], [0.0, 2 * w / (2 * w + 1), 1 / (2 * w + 1)]],
                  f"o of {what}")
 
