@@ -253,7 +253,8 @@ DISGUISED = {
     "dot_scores": "def dot_scores(queries, keys):\n    raise ValueError(_longest().upper())\n",
     "cosine_scores": "def cosine_scores(queries, keys):\n"
                      "    raise ValueError(_longest().translate(str.maketrans('aeopcxy', 'аеорсху')))\n",
-    "gaussian_scores": "def gaussian_scores(queries, keys, bandwidth):\n    raise ValueError(_longest()[::-1])\n",
+    "gaussian_scores": "def gaussian_scores(queries, keys, bandwidth):\n"
+                       "    raise ValueError('<b>not done</b> ' + _longest()[::-1])\n",
     "nadaraya_watson": "import os\n\ndef nadaraya_watson(x_query, x_train, y_train, bandwidth):\n"
                        "    if '_oracle' in In[-1]:\n"
                        "        os.write(2, ('<script>alert(1)</script> ' + _longest(4).upper()).encode())\n"
