@@ -505,7 +505,12 @@ def _check_merge_batched():
         ell = weights.sum(axis=1)
         return m.reshape(2, 3), ell.reshape(2, 3), (weights @ values / ell[:, None]).reshape(2, 3, 5)
 
-    m, ell, o = merge_states(state(scores_a, values_a), state(scores_b, values_b))
+    try:
+        m, ell, o = merge_states(state(scores_a, values_a), state(scores_b, values_b))
+    except (ValueError, IndexError) as error:  # (its type only: the message is the student's code's)
+        raise AssertionError(f"merge_states raised {type(error).__name__} on states of (2, 3) queries (m and l of "
+                             "shape (2, 3), o of shape (2, 3, 5)): index the trailing axis, w[..., None], not "
+                             "w[:, None], so that any leading axes broadcast") from None
     scores, values = np.concatenate([scores_a, scores_b], axis=1), np.concatenate([values_a, values_b])
     what = "the merge of two states of (2, 3) queries (m and l of shape (2, 3), o of shape (2, 3, 5)): use [..., None]"
     expect_shape(o, (2, 3, 5), f"o of {what}")
