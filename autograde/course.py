@@ -12,6 +12,9 @@ from nbgrader.apps import NbGraderAPI
 from nbgrader.coursedir import CourseDirectory
 from traitlets.config import Config, PyFileConfigLoader
 
+from .reference import solution_code
+from .sources import defined_names, free_names
+
 REPO = Path(__file__).resolve().parent.parent
 SOLUTIONS = REPO / "solutions"
 EXERCISES = REPO / "exercises"
@@ -63,6 +66,49 @@ def source_notebook(assignment: str) -> nbformat.NotebookNode:
         grade_id = cell.metadata.get("nbgrader", {}).get("grade_id")
         cell.id = grade_id or f"cell-{index}"
     return nb
+
+
+# The chapters whose test cells run in the checker, outside the student's kernel (autograde/run/checker.py). The
+# others still run theirs inside the kernel, under the guard (autograde/run/guard.py), until they are ported.
+CHECKED_OUTSIDE = frozenset({"01-weighted-sum", "04-long-sequences"})
+
+
+def _kind(cell) -> str:
+    """"test", "answer" or "given" for a code cell of a notebook with nbgrader's metadata ("" for markdown)."""
+    if cell.cell_type != "code":
+        return ""
+    nbgrader = cell.metadata.get("nbgrader", {})
+    if nbgrader.get("solution"):
+        return "answer"
+    return "test" if nbgrader.get("grade") else "given"
+
+
+@functools.cache
+def answer_names(assignment: str) -> dict[str, frozenset]:
+    """Names each answer's reference solution defines, less those that given cells define, by grade id."""
+    cells = source_notebook(assignment).cells
+    given = {n for c in cells if _kind(c) == "given" for n in defined_names(c.source)}
+    return {c.metadata["nbgrader"]["grade_id"]: frozenset(set(defined_names(solution_code(c.source))) - given)
+            for c in cells if _kind(c) == "answer"}
+
+
+@functools.cache
+def checker_plan(assignment: str) -> tuple[dict[str, tuple[str, str]], frozenset]:
+    """How a notebook of `assignment` runs with the checker: ({grade id: (kind, source)} for the given and test
+    cells, from the instructor's source; "kernel" is a given cell that uses the student's answers, which runs only
+    in the kernel), and the names the tests look up in the kernel (the answers', and what those given cells
+    define)."""
+    cells = source_notebook(assignment).cells
+    names = set().union(*answer_names(assignment).values())
+    plan = {}
+    for cell in cells:
+        kind, grade_id = _kind(cell), cell.metadata.get("nbgrader", {}).get("grade_id")
+        if kind in ("given", "test") and grade_id:
+            if kind == "given" and free_names(cell.source) & names:
+                kind = "kernel"
+                names |= set(defined_names(cell.source))
+            plan[grade_id] = (kind, cell.source)
+    return plan, frozenset(names)
 
 
 def solution_cell_ids(assignment: str) -> list[str]:

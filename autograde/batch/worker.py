@@ -25,7 +25,7 @@ from pathlib import Path
 import nbformat
 from nbgrader.api import Gradebook, MissingEntry
 
-from ..course import EXERCISES, configured, make_course, nbgrader_config, source_notebook
+from ..course import EXERCISES, answer_names, configured, make_course, nbgrader_config, source_notebook
 from ..intake.normalise import Unreadable, first_line, read_submission, rebuild
 from ..reference import solution_code
 from ..results.classify import (
@@ -133,16 +133,6 @@ def grader_failure(student: str, assignment: str, error: BaseException) -> Grade
     message = (f"the grader failed on this notebook ({type(error).__name__}: {first_line(error)}); "
                "grade it again, or by hand")
     return Graded(same_for_all(student, assignment, Status.ERROR, message), keep=False)
-
-
-@functools.cache
-def answer_names(assignment: str) -> dict[str, frozenset]:
-    """Names each answer's reference solution defines, less those that given cells define."""
-    cells = source_notebook(assignment).cells
-    given = {n for c in cells if c.cell_type == "code" and not c.metadata.get("nbgrader", {}).get("solution")
-             for n in defined_names(c.source)}
-    return {c.metadata["nbgrader"]["grade_id"]: frozenset(set(defined_names(solution_code(c.source))) - given)
-            for c in cells if c.metadata.get("nbgrader", {}).get("solution")}
 
 
 def grade_submission(student: str, assignment: str, notebook: Path) -> Graded:

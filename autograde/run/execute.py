@@ -37,8 +37,10 @@ from nbformat import NotebookNode
 from nbgrader.preprocessors import Execute, NbGraderPreprocessor
 from traitlets import Bool, Integer
 
-from ..course import configured, nbgrader_config
+from ..course import CHECKED_OUTSIDE, checker_plan, configured, nbgrader_config
 from ..sources import defined_names, free_names, imported_packages
+from . import sandbox
+from .checker import CheckerFailed, checker_process
 from .clock import CellClock, run_queue_wait, tree_cpu_seconds  # noqa: F401 (run_queue_wait: this module's interface)
 from .kernel_manager import SandboxKernelManager
 
@@ -86,6 +88,12 @@ GUARD_NOT_STARTED = "the grader's guard failed to start"
 @functools.cache
 def _guard_source() -> str:
     return (Path(__file__).resolve().parent / "guard.py").read_text()
+
+
+@functools.cache
+def _agent_source() -> str:
+    here = Path(__file__).resolve().parent
+    return (here / "wire.py").read_text() + "\n\n" + (here / "agent.py").read_text()
 
 
 def grading_settings(timeout: int | None = None, kernel: dict | None = None) -> dict:
@@ -204,6 +212,9 @@ class GuardedExecute(Execute):
 
     def preprocess(self, nb, resources=None, km=None):
         original = copy.deepcopy(nb)
+        assignment = ((resources or {}).get("nbgrader") or {}).get("assignment")
+        # A chapter whose tests run in the checker: test cells never enter the kernel (autograde/run/checker.py).
+        self._plan = checker_plan(assignment) if self.guard and assignment in CHECKED_OUTSIDE else None
         self._deadline = time.monotonic() + self.notebook_timeout if self.notebook_timeout > 0 else None
         self._killers: dict[int, str] = {}  # cell index -> the dead kernel's last words
         self._stuck: set[int] = set()  # cells whose kernel did not stop when interrupted at their limit
@@ -268,7 +279,10 @@ class GuardedExecute(Execute):
         kc = super().start_new_kernel_client()
         if self.guard:
             try:
-                self._start_guard()
+                if getattr(self, "_plan", None) is not None:
+                    self._start_agent()
+                else:
+                    self._start_guard()
             except BaseException:
                 # nbclient cleans a kernel up only once this returned: its process, scratch folder and cgroup go now.
                 try:
@@ -301,6 +315,8 @@ class GuardedExecute(Execute):
             return cell, resources
         if not self.guard or cell.cell_type != "code":
             return self._run(cell, resources, index)
+        if self._plan is not None:
+            return self._with_checker(cell, resources, index)
         nbgrader = cell.metadata.get("nbgrader", {})
         is_test = _is_test(cell)
         provided = bool(nbgrader and not nbgrader.get("solution"))
@@ -508,6 +524,93 @@ class GuardedExecute(Execute):
             self._untrusted = [c for c in changes if "grader's guard" in c]
         return changes
 
+    def _start_in_kernel(self, code: str) -> None:
+        """Run the grader's own start-up `code` in a new kernel, silently, before any cell (timed as the grader's)."""
+        self._starting_guard = True
+        try:
+            reply = self.wait_for_reply(self.kc.execute(code, silent=True, store_history=False), None)
+        finally:
+            self._starting_guard = False
+        if (reply or {}).get("content", {}).get("status") != "ok":
+            content = (reply or {}).get("content", {})
+            raise RuntimeError(f"{GUARD_NOT_STARTED}: {content.get('ename')}: {content.get('evalue')}")
+
+    # --- The checker: test cells run outside the kernel, which only answers their queries. ---
+
+    def _start_agent(self) -> None:
+        """Start the agent in a new kernel (before any cell) and a fresh namespace for this notebook's tests."""
+        plan, names = self._plan
+        self._entry = f"_ag_{secrets.token_hex(8)}"
+        inside = (sandbox.KERNEL_IPC if getattr(self.km, "sandbox", False) else self.km.ip) + "-agent"
+        outside = self.km.ip + "-agent"
+        code = (f"(lambda g: (exec(compile({_agent_source()!r}, 'autograde_agent', 'exec'), g), "
+                f"g['install']({inside!r}, {self._entry!r})))"
+                "({'__builtins__': __import__('builtins'), '__name__': 'autograde_agent', 'get_ipython': get_ipython})\n")
+        self._start_in_kernel(code)
+        pid = self.km.kernel_pid() if hasattr(self.km, "kernel_pid") else None
+        self._checker = checker_process(max(int(getattr(self.km, "threads", 1) or 1), 1))
+        answer = self._checker.call("start", sorted(names), outside, getattr(self.km, "_cgroup", None), pid,
+                                    timeout=self.guard_start_timeout)
+        if answer.get("status") != "ok":
+            raise RuntimeError(f"{GUARD_NOT_STARTED}: the checker: {answer.get('why')}")
+
+    def _with_checker(self, cell, resources, index):
+        """Run a code cell where it belongs: an answer in the kernel; a given cell in the kernel and, unless it uses
+        the student's answers, in the checker too; a test cell in the checker, the kernel answering its queries."""
+        plan, _ = self._plan
+        kind, source = plan.get(cell.metadata.get("nbgrader", {}).get("grade_id"), ("", None))
+        if kind != "test":
+            cell, resources = self._run(cell, resources, index)
+            if kind == "given":
+                answer = self._checker.call("given", source)
+                if answer.get("status") != "ok":
+                    self.log.warning("a given cell failed in the checker: %s: %s", answer.get("ename"),
+                                     answer.get("evalue"))
+            return cell, resources
+        shown = cell.source
+        cell.source = f"{self._entry}()"  # all the kernel runs of a test cell: the agent, serving the checker
+        self._checker.begin("test", source, None)
+        try:
+            cell, resources = self._run(cell, resources, index)
+        finally:
+            cell.source = shown
+        if id(cell) in self._stopped:  # stopped at a time limit: the checker's answer is dropped with its request
+            return cell, resources
+        try:
+            answer = self._checker.finish(timeout=max(float(self.iopub_timeout), 10.0))
+        except CheckerFailed as e:
+            raise RuntimeError(f"the grader's checker failed on cell {index}: {e}") from None
+        self._checker_outputs(cell, answer)
+        return cell, resources
+
+    def _checker_outputs(self, cell, answer: dict) -> None:
+        """The outputs of a test cell run in the checker, composed from what it returned (never its text)."""
+        if answer.get("stdout"):
+            cell.outputs.append(NotebookNode(output_type="stream", name="stdout", text=answer["stdout"]))
+        if any(o.get("output_type") == "error" for o in cell.outputs):
+            return  # the kernel's own error (its agent replaced or broken by student code): it fails the cell
+        status = answer.get("status")
+        count = cell.get("execution_count")
+        if status == "ok":
+            return
+        if status == "gone":
+            cell.outputs.append(error_output("KernelStoppedAnswering", "the notebook's kernel stopped answering the "
+                                             f"test ({answer.get('why')}); did your code replace or break the grader's "
+                                             "agent?"))
+            cell.outputs[-1]["traceback"].append('File "<your code>":1')
+        elif status == "error" and answer.get("student"):
+            output = error_output(answer.get("ename") or "Exception", answer.get("evalue") or "")
+            frame = answer.get("frame")
+            output["traceback"].append(f"Cell In[{frame[0]}], line {frame[1]}, in {frame[2]}" if frame
+                                       else 'File "<your code>":1')
+            cell.outputs.append(output)
+        elif status == "error":
+            output = error_output(answer.get("ename") or "Exception", answer.get("evalue") or "")
+            output["traceback"].insert(0, f"Cell In[{count}], line {answer.get('line', 1)}")
+            cell.outputs.append(output)
+        else:
+            raise RuntimeError(f"the grader's checker failed: {answer.get('why')}")
+
     def _start_guard(self) -> None:
         packages = imported_packages([c.source for c in self.nb.cells if c.cell_type == "code"
                                       and not c.metadata.get("nbgrader", {}).get("solution")])
@@ -521,14 +624,7 @@ class GuardedExecute(Execute):
                 f"g['install']({self._key!r}, {self._entry!r}, {packages!r})))"
                 "({'__builtins__': dict(vars(__import__('builtins'))), '__name__': 'autograde_guard', "
                 "'get_ipython': get_ipython})\n")
-        self._starting_guard = True
-        try:
-            reply = self.wait_for_reply(self.kc.execute(code, silent=True, store_history=False), None)
-        finally:
-            self._starting_guard = False
-        if (reply or {}).get("content", {}).get("status") != "ok":
-            content = (reply or {}).get("content", {})
-            raise RuntimeError(f"{GUARD_NOT_STARTED}: {content.get('ename')}: {content.get('evalue')}")
+        self._start_in_kernel(code)
         self._dirty = False
         self._expressions = None
         execute = self.kc.execute

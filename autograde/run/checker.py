@@ -1,0 +1,397 @@
+"""The checker: a notebook's test cells run here, outside the student's kernel, which they query for data only.
+
+One checker process per grading worker, started when first needed and kept
+warm (NumPy and PyTorch imported once). It never runs student code, and the
+sandbox cannot reach its memory or files. For each notebook it keeps a
+namespace of its own, in which it runs the notebook's given cells that do not
+use the student's answers (the tests' helpers, their data) and the test cells,
+hidden lines included. The names the student's answers define are looked up in
+the kernel at the start of each test cell (:mod:`autograde.run.agent`): data
+comes back as data (arrays, tensors, numbers, strings, lists), anything else
+as a proxy whose calls and attributes are forwarded (:mod:`autograde.run.wire`).
+A student's ``max = ...`` or a helper named like a test's variable stays in
+the kernel; no test, expected value or oracle ever enters it, except an
+oracle lent on purpose as a function that answers with data
+(``retry_with_reference``: a correct earlier function for one retry).
+
+What a test cell did is returned as data: passed, or the test's own verdict
+(its exception's type and message, and its line), or the student's exception
+(type name, one line, the frame in their cell), or "the kernel stopped
+answering" (interrupted at a time limit, dead, or its agent broken).
+:class:`autograde.run.execute.GuardedExecute` turns that into the cell's
+outputs, which nbgrader scores as before.
+
+Two given helpers are replaced by the checker's own where a notebook defines
+them: ``retry_with_reference`` (which lends the references to the kernel's
+namespace, where the student's functions look them up) and ``peak_memory_of``
+(which measures the kernel's memory as the operating system counts it: the
+peak of its memory cgroup, else of its process, never a counter in the
+student's process).
+"""
+from __future__ import annotations
+
+import builtins
+import contextlib
+import io
+import logging
+import os
+import socket
+import subprocess
+import sys
+import time
+import traceback
+import warnings
+from multiprocessing.connection import Connection
+from pathlib import Path
+
+from .wire import Closed, Endpoint, RemoteError, WireError, one_line
+
+log = logging.getLogger(__name__)
+
+TEST_MESSAGE_CHARS = 20_000  # of a test's own message, kept whole below this
+OUTPUT_CHARS = 100_000  # of what a test cell prints in the checker
+CONNECT_SECONDS = 10.0  # to reach the kernel's agent, whose socket exists before any cell runs
+
+
+class CheckerSide(Endpoint):
+    """The checker's end: its own objects are lent to the kernel as handles; warnings the student's code raised
+    are raised again here, where the test's ``recorded_warnings()`` catches them."""
+
+    def __init__(self):
+        super().__init__("$lent", "$handle")
+
+    def serve_until_reply(self):
+        try:
+            return super().serve_until_reply()
+        except WireError as e:  # a reply that is not the agent's: the kernel's side is broken
+            raise Closed(f"the kernel answered with something that is not data ({e})") from None
+
+    def warned(self, warned: list) -> None:
+        for entry in warned[:20]:
+            if not (isinstance(entry, list) and len(entry) == 2):
+                continue
+            category = getattr(builtins, str(entry[0]), None)
+            if not (isinstance(category, type) and issubclass(category, Warning)):
+                category = UserWarning
+            warnings.warn_explicit(one_line(entry[1]), category, "<your code>", 0)
+
+
+class MemoryProbe:
+    """The peak memory of the kernel's processes while a block runs, above what they held when it began.
+
+    It reads the kernel's memory cgroup (``memory.peak``, reset for this
+    probe's own file descriptor: Linux 6.12 and later) where there is one, and
+    else the kernel process's peak resident size (``VmHWM``, reset through
+    ``clear_refs``), which misses what forked children use. Both are the
+    operating system's counts: nothing in the student's process can change them.
+    """
+
+    def __init__(self, cgroup: str | None, pid: int | None):
+        self.cgroup, self.pid = cgroup, pid
+        self.how = ""
+        self.growth = None
+
+    def __enter__(self):
+        self._file = None
+        if self.cgroup and os.path.exists(os.path.join(self.cgroup, "memory.peak")):
+            try:
+                self._file = open(os.path.join(self.cgroup, "memory.peak"), "r+")
+                self._file.write("reset\n")
+                self._file.flush()
+                self._file.seek(0)
+                self._base = int(self._file.read())
+                self.how = "the peak memory of the kernel's processes (its cgroup's memory.peak)"
+                return self
+            except (OSError, ValueError):
+                if self._file is not None:
+                    self._file.close()
+                self._file = None
+        if self.pid:
+            Path(f"/proc/{self.pid}/clear_refs").write_text("5")
+            self._base = self._hwm()
+            self.how = "the peak resident memory of the kernel's process (VmHWM)"
+        return self
+
+    def _hwm(self) -> int:
+        for line in Path(f"/proc/{self.pid}/status").read_text().splitlines():
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) * 1024
+        raise OSError("no VmHWM")
+
+    def __exit__(self, *exc):
+        if self._file is not None:
+            self._file.seek(0)
+            self.growth = int(self._file.read()) - self._base
+            self._file.close()
+        elif self.pid:
+            self.growth = self._hwm() - self._base
+        return False
+
+
+class NotebookChecker:
+    """The checker's state for one notebook (one kernel): the tests' namespace and the connection to the agent."""
+
+    def __init__(self, proxied: list[str], agent_path: str, cgroup: str | None = None, pid: int | None = None):
+        self.proxied = sorted(set(proxied))
+        self.agent_path, self.cgroup, self.pid = agent_path, cgroup, pid
+        self.side = CheckerSide()
+        self.ns = {"__name__": "__main__", "__builtins__": builtins}
+        self._tried: set = set()
+
+    # The helpers of the notebook's that must act on the kernel, replaced after the given cell defining them.
+    def _retry_with_reference(self, check, references):
+        """Run `check()`; if it fails, run it again with `references` in place of the student's functions of those
+        names, in the kernel's namespace, where their code looks them up."""
+        try:
+            check()
+            return
+        except Exception as error:  # not BaseException: the kernel's going away must still end the cell
+            first = error
+        if not references:
+            raise first
+        previous = self.side.request("set_globals", None, values=dict(references))
+        missing = object()
+        saved = {name: self.ns.get(name, missing) for name in references}
+        self.ns.update(references)
+        try:
+            check()
+            passed = True
+        except Exception:
+            passed = False
+        finally:
+            self.side.request("set_globals", None, values=previous)
+            for name, value in saved.items():
+                if value is missing:
+                    self.ns.pop(name, None)
+                else:
+                    self.ns[name] = value
+        if not passed:
+            raise first
+        print(f"Passed with a correct {' and '.join(references)} in place of yours: your answer here is right, "
+              f"and the mistake ({getattr(first, 'type_name', type(first).__name__)}: {one_line(first)}) "
+              "lies in that earlier exercise.")
+
+    def _peak_memory_of(self, call):
+        """(call(), the bytes of memory the kernel's processes took at the peak during it, beyond the arguments
+        sent to it)."""
+        sent = self.side.sent_bytes
+        with MemoryProbe(self.cgroup, self.pid) as probe:
+            result = call()
+        if probe.growth is None:
+            raise RuntimeError("the grader could not measure the kernel's memory on this machine")
+        return result, max(probe.growth - (self.side.sent_bytes - sent), 0)
+
+    def _rerun_answer_with_references(self, names, references, probe):
+        """If the answer cell defining `names` stopped before it did and `probe()` says an earlier function of the
+        student's is wrong, run that cell again in the kernel with `references` in their place; what it then
+        defines is graded (chapter 1's tests of the exercises that use the earlier functions)."""
+        missing = [name for name in names if name not in self.ns]
+        if not missing or tuple(names) in self._tried:
+            return
+        self._tried.add(tuple(names))
+        try:
+            earlier_is_wrong = probe()
+        except Exception:
+            earlier_is_wrong = True
+        if not earlier_is_wrong:
+            return  # the earlier functions are right: the answer cell stopped for a reason of its own
+        answer = self.side.request("rerun_answer", None, missing=missing, references=dict(references))
+        found = [name for name in answer.get("found", []) if name in missing]
+        values = self.side.request("lookup", None, names=found) if found else {}
+        self.ns.update({name: values[name] for name in found if name in values})
+        if answer.get("ran") and found:
+            print(f"Your answer cell stopped before defining {', '.join(missing)}. Run again with a correct "
+                  f"{', '.join(references)} in place of yours, it defined them, and that is what is graded here: the "
+                  "mistake lies in an earlier exercise, which costs its points there.")
+
+    OVERRIDES = {"retry_with_reference": "_retry_with_reference", "peak_memory_of": "_peak_memory_of",
+                 "_rerun_answer_with_references": "_rerun_answer_with_references"}
+
+    def _override(self) -> None:
+        for name, method in self.OVERRIDES.items():
+            if name in self.ns and getattr(self.ns[name], "__self__", None) is not self:
+                self.ns[name] = getattr(self, method)
+
+    def given(self, source: str) -> dict:
+        """Run a given cell (the tests' helpers and data) in the tests' namespace."""
+        out = io.StringIO()
+        try:
+            with contextlib.redirect_stdout(out), contextlib.redirect_stderr(out):
+                exec(compile(source, "<given cell>", "exec"), self.ns)
+        except BaseException as e:  # the grader's own cell failed here: said, and the tests that need it fail
+            return {"status": "error", "ename": type(e).__name__, "evalue": one_line(e)}
+        finally:
+            self._override()
+        return {"status": "ok"}
+
+    def _connect(self) -> socket.socket:
+        deadline = time.monotonic() + CONNECT_SECONDS
+        while True:
+            sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            try:
+                sock.connect(self.agent_path)
+                return sock
+            except OSError as e:
+                sock.close()
+                if time.monotonic() > deadline:
+                    raise Closed(f"the kernel's agent cannot be reached ({e.strerror or e})") from None
+                time.sleep(0.01)
+
+    def test(self, source: str, count: int | None = None) -> dict:
+        """Run a test cell; what it did, as data (see the module's docstring)."""
+        filename = f"<test cell {count}>"
+        out = io.StringIO()
+        result: dict
+        sock = None
+        try:
+            sock = self._connect()
+            self.side.conn = sock
+            with contextlib.redirect_stdout(out), contextlib.redirect_stderr(out), warnings.catch_warnings():
+                warnings.simplefilter("ignore")  # (the tests' recorded_warnings() turns them back on inside)
+                found = self.side.request("lookup", None, names=self.proxied)
+                for name in self.proxied:
+                    if name in found:
+                        self.ns[name] = found[name]
+                    else:
+                        self.ns.pop(name, None)
+                exec(compile(source, filename, "exec"), self.ns)
+            result = {"status": "ok"}
+        except Closed as e:
+            result = {"status": "gone", "why": one_line(e)}
+        except RemoteError as e:  # the student's exception, not caught by the test
+            result = {"status": "error", "student": True, "ename": e.type_name, "evalue": one_line(e),
+                      "frame": e.frame}
+        except Exception as e:  # the test's verdict
+            lines = [f.lineno for f in traceback.extract_tb(e.__traceback__) if f.filename == filename]
+            result = {"status": "error", "student": False, "ename": type(e).__name__,
+                      "evalue": str(e)[:TEST_MESSAGE_CHARS], "line": lines[-1] if lines else 1}
+        finally:
+            self._override()
+            if sock is not None:
+                with contextlib.suppress(OSError):
+                    sock.sendall(_DONE)
+                sock.close()
+            self.side.conn = None
+        result["stdout"] = out.getvalue()[:OUTPUT_CHARS]
+        return result
+
+
+def _done_frame() -> bytes:
+    import json
+
+    from .wire import _HEAD, MAGIC
+
+    header = json.dumps({"op": "done"}).encode()
+    return _HEAD.pack(MAGIC, len(header), 0) + header
+
+
+_DONE = _done_frame()
+
+
+def main(fd: int) -> None:
+    """The checker process: requests from the grader on the connection `fd`, one reply each."""
+    conn = Connection(fd)
+    warnings.simplefilter("ignore")
+    notebook = None
+    while True:
+        try:
+            kind, *args = conn.recv()
+        except (EOFError, OSError):
+            return
+        try:
+            if kind == "start":
+                notebook = NotebookChecker(*args)
+                reply = {"status": "ok"}
+            elif kind == "given":
+                reply = notebook.given(*args)
+            elif kind == "test":
+                reply = notebook.test(*args)
+            else:
+                reply = {"status": "error", "ename": "ValueError", "evalue": f"unknown request {kind!r}"}
+        except BaseException as e:  # the checker's own failure: the grader says so, it does not stop
+            reply = {"status": "failed", "why": f"{type(e).__name__}: {one_line(e)}"}
+        conn.send(reply)
+
+
+class CheckerFailed(RuntimeError):
+    """The checker process did not answer (it died, or a test of the grader's own never ended)."""
+
+
+class CheckerProcess:
+    """The grader's handle on its checker process: one per worker process, started when first used."""
+
+    def __init__(self, threads: int = 1):
+        self.threads = threads
+        self._proc = None
+        self._conn = None
+        self._pending = 0
+
+    def _start(self) -> None:
+        parent, child = socket.socketpair()
+        env = dict(os.environ, MPLBACKEND="Agg", PYTHONDONTWRITEBYTECODE="1")
+        for name in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
+            env[name] = str(self.threads)
+        root = str(Path(__file__).resolve().parents[2])
+        code = f"import sys; sys.path.insert(0, {root!r}); from autograde.run.checker import main; main({child.fileno()})"
+        self._proc = subprocess.Popen([sys.executable, "-c", code], pass_fds=[child.fileno()], env=env,
+                                      stdin=subprocess.DEVNULL)
+        child.close()
+        self._conn = Connection(parent.detach())
+        self._pending = 0
+
+    def _send(self, *request) -> None:
+        if self._proc is None or self._proc.poll() is not None:
+            self._start()
+        while self._pending:  # a reply not waited for (its cell's kernel died or timed out): drop it
+            self._reply(timeout=10.0)
+        self._conn.send(request)
+        self._pending += 1
+
+    def _reply(self, timeout: float | None) -> dict:
+        try:
+            ready = self._conn.poll(timeout)
+            if not ready:
+                raise CheckerFailed(f"the grader's checker did not answer within {timeout:g} s")
+            reply = self._conn.recv()
+        except (EOFError, OSError) as e:
+            self.close()
+            raise CheckerFailed(f"the grader's checker stopped ({e})") from None
+        except CheckerFailed:
+            self.close()
+            raise
+        self._pending -= 1
+        return reply
+
+    def call(self, *request, timeout: float | None = 300.0) -> dict:
+        """Send `request` and wait for its reply."""
+        self._send(*request)
+        return self._reply(timeout)
+
+    def begin(self, *request) -> None:
+        """Send `request`; its reply is read by :meth:`finish` (or dropped before the next request)."""
+        self._send(*request)
+
+    def finish(self, timeout: float | None) -> dict:
+        """The reply to the request :meth:`begin` sent."""
+        return self._reply(timeout)
+
+    def close(self) -> None:
+        if self._proc is not None:
+            with contextlib.suppress(Exception):
+                self._conn.close()
+            self._proc.kill()
+            self._proc.wait()
+        self._proc = self._conn = None
+        self._pending = 0
+
+
+_process: dict[int, CheckerProcess] = {}
+
+
+def checker_process(threads: int = 1) -> CheckerProcess:
+    """This worker process's checker (one per process: a pool's workers each get their own)."""
+    pid = os.getpid()
+    if pid not in _process:
+        _process.clear()  # (a forked child does not share its parent's)
+        _process[pid] = CheckerProcess(threads)
+    return _process[pid]

@@ -1,0 +1,470 @@
+"""What crosses between the student's kernel and the checker: data only, in frames of bounded size.
+
+Both sides use this module: the checker imports it, and the grader sends its
+source into each kernel with :mod:`autograde.run.agent` (so it imports only
+the standard library and NumPy, and PyTorch only where the value is a tensor).
+
+A frame is a JSON header and binary blobs. A value is encoded as a JSON tree in
+which everything that is not plain JSON is a one-key object:
+
+- ``{"$array": i}``: NumPy array in blob ``i``, written by ``np.lib.format``
+  and read back with ``allow_pickle=False`` (no object, void or structured
+  dtypes; an ``ndarray`` subclass travels as a plain array);
+- ``{"$tensor": i, "dtype": "float32", "grad": false}``: a torch tensor, as
+  the array of its values and its dtype's name;
+- ``{"$scalar": i}`` (a NumPy scalar, as a 0-d array), ``{"$tuple": [...]}``,
+  ``{"$dict": [[k, v], ...]}``, ``{"$float": "nan"}``, ``{"$complex": [re, im]}``,
+  ``{"$slice": [start, stop, step]}``, ``{"$ellipsis": 0}``, ``{"$dtype": "float64"}``
+  (a NumPy dtype), ``{"$torch_dtype": "float64"}``;
+- ``{"$handle": n, "type": name, "callable": bool}``: an object of the kernel that is not
+  data (a function, a class, a module): the checker gets a proxy that
+  forwards what it does with it (:mod:`autograde.run.checker`);
+- ``{"$lent": n, ...}``: the same for an object of the checker lent to
+  student code (a reader that counts what it hands out, a correct function for
+  one retry).
+
+Nothing here ever calls ``pickle``, ``eval`` or a class named by the other side.
+"""
+import io
+import json
+import math
+import socket
+import struct
+import sys
+
+import numpy as np
+
+MAGIC = b"AGW1"
+MAX_FRAME_BYTES = 1 << 30  # one value crossing the boundary: a gigabyte at most
+MAX_DEPTH = 32
+MAX_HEADER_BYTES = 64 << 20  # the JSON part of a frame
+MAX_TEXT = 1 << 20  # characters of one string
+_HEAD = struct.Struct(">4sII")
+_LEN = struct.Struct(">Q")
+
+
+class WireError(Exception):
+    """A frame that is not one (too large, malformed, or with a value that is not data)."""
+
+
+class Closed(BaseException):
+    """The other side has gone (its process ended, or it closed the connection). Not an ``Exception``: a test's
+    ``except Exception`` must not swallow it."""
+
+
+def _torch():
+    return sys.modules.get("torch")
+
+
+def is_tensor(value) -> bool:
+    """Whether `value` is a torch tensor (without importing torch)."""
+    torch = _torch()
+    return torch is not None and isinstance(value, torch.Tensor)
+
+
+def _array_bytes(array: np.ndarray) -> bytes:
+    if array.dtype.kind in "OV" or array.dtype.fields is not None:
+        raise WireError(f"an array of dtype {array.dtype} is not data")
+    buffer = io.BytesIO()
+    np.lib.format.write_array(buffer, np.ascontiguousarray(array), allow_pickle=False)
+    return buffer.getvalue()
+
+
+def _read_array(blob) -> np.ndarray:
+    stream = io.BytesIO(blob)
+    version = np.lib.format.read_magic(stream)
+    read_header = np.lib.format.read_array_header_1_0 if version == (1, 0) else np.lib.format.read_array_header_2_0
+    shape, fortran, dtype = read_header(stream, max_header_size=10_000)
+    if dtype.kind in "OV" or dtype.fields is not None or dtype.hasobject:
+        raise WireError(f"an array of dtype {dtype} is not data")
+    count = math.prod(shape)
+    start = stream.tell()
+    if len(blob) - start != count * dtype.itemsize:
+        raise WireError("an array's bytes do not match its shape")
+    # A writable array on the received bytes (no copy): student code may write into its inputs.
+    array = np.frombuffer(blob, dtype=dtype, count=count, offset=start)
+    return array.reshape(shape, order="F" if fortran else "C")
+
+
+def encode(value, blobs: list, handle, depth: int = 0):
+    """The JSON tree of `value`, appending its arrays to `blobs`; `handle(obj)` encodes what is not data."""
+    if depth > MAX_DEPTH:
+        raise WireError("a value nested too deeply")
+    if value is None or isinstance(value, (bool, str)):
+        if isinstance(value, str) and len(value) > MAX_TEXT:
+            raise WireError("a string too long")
+        return value
+    if isinstance(value, int) and type(value) in (int, bool):
+        return value if abs(value) < 2**63 else {"$bigint": str(value)}
+    if type(value) is float:
+        return value if math.isfinite(value) else {"$float": repr(value)}
+    if type(value) is complex:
+        return {"$complex": [encode(value.real, blobs, handle), encode(value.imag, blobs, handle)]}
+    if isinstance(value, np.ndarray):
+        if value.dtype.kind in "OV" or value.dtype.fields is not None:
+            return handle(value)
+        blobs.append(_array_bytes(np.asarray(value)))
+        return {"$array": len(blobs) - 1}
+    if isinstance(value, np.generic) and not isinstance(value, np.void) and not isinstance(value, np.object_):
+        blobs.append(_array_bytes(np.asarray(value)))
+        return {"$scalar": len(blobs) - 1}
+    if isinstance(value, np.dtype):
+        return {"$dtype": value.str} if value.kind not in "OV" else handle(value)
+    if is_tensor(value):
+        torch = _torch()
+        tensor = value.detach()
+        if tensor.layout != torch.strided or tensor.is_quantized or tensor.device.type == "meta":
+            return handle(value)
+        name = str(tensor.dtype).removeprefix("torch.")
+        if tensor.dtype in (torch.bfloat16,):
+            array = tensor.to(torch.float32).cpu().numpy()
+        elif tensor.is_complex() or tensor.dtype.is_floating_point or tensor.dtype in (
+                torch.bool, torch.uint8, torch.int8, torch.int16, torch.int32, torch.int64):
+            array = tensor.cpu().resolve_conj().resolve_neg().numpy()
+        else:
+            return handle(value)
+        blobs.append(_array_bytes(array))
+        return {"$tensor": len(blobs) - 1, "dtype": name, "grad": bool(value.requires_grad)}
+    torch = _torch()
+    if torch is not None and isinstance(value, torch.dtype):
+        return {"$torch_dtype": str(value).removeprefix("torch.")}
+    if torch is not None and isinstance(value, torch.Size):
+        return {"$tuple": [int(v) for v in value]}
+    if type(value) is list:
+        return [encode(v, blobs, handle, depth + 1) for v in value]
+    if type(value) is tuple:
+        return {"$tuple": [encode(v, blobs, handle, depth + 1) for v in value]}
+    if type(value) is dict:
+        return {"$dict": [[encode(k, blobs, handle, depth + 1), encode(v, blobs, handle, depth + 1)]
+                          for k, v in value.items()]}
+    if type(value) is slice:
+        return {"$slice": [encode(value.start, blobs, handle), encode(value.stop, blobs, handle),
+                           encode(value.step, blobs, handle)]}
+    if value is Ellipsis:
+        return {"$ellipsis": 0}
+    return handle(value)
+
+
+_TORCH_DTYPES = {"float16", "bfloat16", "float32", "float64", "complex64", "complex128", "bool", "uint8", "int8",
+                 "int16", "int32", "int64"}
+
+
+def decode(tree, blobs: list, resolve, depth: int = 0):
+    """The value of a JSON tree made by :func:`encode`; `resolve(node)` turns a handle or lent node into an object."""
+    if depth > MAX_DEPTH:
+        raise WireError("a value nested too deeply")
+    if tree is None or isinstance(tree, (bool, int, float, str)):
+        return tree
+    if isinstance(tree, list):
+        return [decode(v, blobs, resolve, depth + 1) for v in tree]
+    if not isinstance(tree, dict) or len(tree) < 1:
+        raise WireError("a malformed value")
+    if "$array" in tree:
+        return _read_array(blobs[int(tree["$array"])])
+    if "$scalar" in tree:
+        return _read_array(blobs[int(tree["$scalar"])])[()]
+    if "$tensor" in tree:
+        torch = __import__("torch")
+        name = tree.get("dtype")
+        if name not in _TORCH_DTYPES:
+            raise WireError("a tensor of an unknown dtype")
+        array = _read_array(blobs[int(tree["$tensor"])])
+        tensor = torch.from_numpy(np.array(array)).to(getattr(torch, name))
+        return tensor
+    if "$tuple" in tree:
+        return tuple(decode(v, blobs, resolve, depth + 1) for v in tree["$tuple"])
+    if "$dict" in tree:
+        return {_hashable(decode(k, blobs, resolve, depth + 1)): decode(v, blobs, resolve, depth + 1)
+                for k, v in tree["$dict"]}
+    if "$float" in tree:
+        return float(tree["$float"]) if tree["$float"] in ("nan", "inf", "-inf") else _bad()
+    if "$bigint" in tree:
+        return int(str(tree["$bigint"])[:400])
+    if "$complex" in tree:
+        re, im = tree["$complex"]
+        return complex(decode(re, blobs, resolve), decode(im, blobs, resolve))
+    if "$slice" in tree:
+        return slice(*(decode(v, blobs, resolve, depth + 1) for v in tree["$slice"]))
+    if "$ellipsis" in tree:
+        return Ellipsis
+    if "$dtype" in tree:
+        dtype = np.dtype(str(tree["$dtype"]))
+        return dtype if dtype.kind not in "OV" else _bad()
+    if "$torch_dtype" in tree:
+        name = tree["$torch_dtype"]
+        return getattr(__import__("torch"), name) if name in _TORCH_DTYPES else _bad()
+    if "$handle" in tree or "$lent" in tree:
+        return resolve(tree)
+    raise WireError("a malformed value")
+
+
+def _hashable(key):
+    if isinstance(key, (list, dict, np.ndarray)):
+        raise WireError("a dict key that is not hashable")
+    return key
+
+
+def _bad():
+    raise WireError("a malformed value")
+
+
+def send(sock: socket.socket, message: dict, blobs=()) -> None:
+    """Send one frame: `message` (JSON) and `blobs` (bytes)."""
+    header = json.dumps(message, allow_nan=True, separators=(",", ":")).encode()
+    total = len(header) + sum(len(b) for b in blobs)
+    if total > MAX_FRAME_BYTES:
+        raise WireError(f"a value of {total / 2**20:.0f} MiB is too large to pass (at most "
+                        f"{MAX_FRAME_BYTES / 2**20:.0f} MiB)")
+    parts = [_HEAD.pack(MAGIC, len(header), len(blobs))] + [_LEN.pack(len(b)) for b in blobs] + [header]
+    sock.sendall(b"".join(parts))
+    for blob in blobs:
+        sock.sendall(blob)
+
+
+def _exactly(sock: socket.socket, size: int) -> bytearray:
+    buffer = bytearray(size)
+    view, got = memoryview(buffer), 0
+    while got < size:
+        n = sock.recv_into(view[got:], size - got)
+        if n == 0:
+            raise Closed("the other side closed the connection")
+        got += n
+    return buffer
+
+
+def receive(sock: socket.socket) -> tuple[dict, list]:
+    """One frame from `sock`: (message, blobs). Raises :class:`Closed` at the end, :class:`WireError` if malformed."""
+    try:
+        magic, header_size, count = _HEAD.unpack(bytes(_exactly(sock, _HEAD.size)))
+    except OSError as e:
+        raise Closed(str(e)) from None
+    if magic != MAGIC or count > 4096 or header_size > MAX_HEADER_BYTES:
+        raise WireError("not a frame of the grader's")
+    sizes = [_LEN.unpack(bytes(_exactly(sock, _LEN.size)))[0] for _ in range(count)]
+    if header_size + sum(sizes) > MAX_FRAME_BYTES:
+        raise WireError("a frame too large")
+    try:
+        message = json.loads(bytes(_exactly(sock, header_size)))
+    except ValueError:
+        raise WireError("a frame whose header is not JSON") from None
+    if not isinstance(message, dict):
+        raise WireError("a frame whose header is not an object")
+    return message, [_exactly(sock, size) for size in sizes]
+
+
+# --- Objects that are not data: each side keeps its own and hands the other a numbered proxy. ---
+
+MESSAGE_CHARS = 300  # of an exception's message that crosses: its first line, cut
+
+
+def one_line(text) -> str:
+    """The first line of `text`, at most :data:`MESSAGE_CHARS` characters."""
+    try:
+        text = str(text)
+    except Exception:  # (a message whose __str__ raises)
+        return "<a message that cannot be printed>"
+    return (text.strip().splitlines() or [""])[0][:MESSAGE_CHARS]
+
+
+def type_name(error: BaseException) -> str:
+    """An exception's type name as it may cross: an identifier of at most 80 characters."""
+    name = type(error).__name__
+    return name if name.isidentifier() and len(name) <= 80 and name.isascii() else "Exception"
+
+
+class RemoteError(Exception):
+    """An exception raised on the other side, as data: its type's name, its message's first line and, for the
+    student's code, the frame it came from (execution count of the cell, line, function)."""
+
+    type_name = "Exception"
+    frame = None
+
+    def __str__(self):
+        return self.args[0] if self.args else ""
+
+
+_REMOTE_TYPES: dict = {}
+
+
+def remote_error(info: dict) -> RemoteError:
+    """The exception to raise for `info` ({"type", "message", "frame"}): an instance of the builtin exception of
+    that name, if there is one (so ``except ValueError`` works), and always of :class:`RemoteError`."""
+    name = str(info.get("type", "Exception"))[:80]
+    base = getattr(__import__("builtins"), name, None)
+    if not (isinstance(base, type) and issubclass(base, Exception)) or issubclass(base, RemoteError):
+        base = Exception
+    if base not in _REMOTE_TYPES:
+        _REMOTE_TYPES[base] = type(base.__name__, (RemoteError, base), {"__module__": "builtins"})
+    error = _REMOTE_TYPES[base](one_line(info.get("message", "")))
+    error.type_name = name if name.isidentifier() else "Exception"
+    frame = info.get("frame")
+    if isinstance(frame, list) and len(frame) == 3 and all(isinstance(v, int) for v in frame[:2]):
+        error.frame = (frame[0], frame[1], str(frame[2])[:80])
+    return error
+
+
+class Endpoint:
+    """One side of a connection: it exports its own objects as numbered handles (`export` is "$handle" in the
+    kernel, "$lent" in the checker), turns the other side's into :class:`Proxy` objects, and answers requests."""
+
+    def __init__(self, export: str, imported: str):
+        self.export, self.imported = export, imported
+        self.objects: dict[int, object] = {}
+        self._ids: dict[int, int] = {}
+        self.conn = None
+        self.sent_bytes = 0  # the bytes of arrays this side has sent (a memory probe leaves its inputs out)
+
+    # Encoding: what is not data is exported; the other side's proxies go back as their own handles.
+    def _handle(self, obj):
+        if isinstance(obj, Proxy) and obj._endpoint is self:
+            return {self.imported: obj._id}
+        key = id(obj)
+        if key not in self._ids or self.objects.get(self._ids[key]) is not obj:
+            self._ids[key] = len(self.objects) + 1
+            self.objects[self._ids[key]] = obj
+        return {self.export: self._ids[key], "callable": callable(obj)}
+
+    def _resolve(self, node):
+        if self.export in node:
+            try:
+                return self.objects[int(node[self.export])]
+            except (KeyError, ValueError, TypeError):
+                raise WireError("a handle that was never given") from None
+        return Proxy(self, int(node[self.imported]), bool(node.get("callable")))
+
+    def pack(self, value):
+        blobs = []
+        return encode(value, blobs, self._handle), blobs
+
+    def unpack(self, tree, blobs):
+        return decode(tree, blobs, self._resolve)
+
+    # Requests: send one, answering the other side's requests until the reply comes.
+    def request(self, op: str, target=None, **fields):
+        if self.conn is None:
+            raise Closed("no connection")
+        message = {"op": op, "target": target}
+        blobs = []
+        for key, value in fields.items():
+            message[key] = encode(value, blobs, self._handle)
+        self.sent_bytes += sum(len(b) for b in blobs)
+        send(self.conn, message, blobs)
+        return self.serve_until_reply()
+
+    def serve_until_reply(self):
+        while True:
+            message, blobs = receive(self.conn)
+            if "op" not in message:
+                if message.get("warnings"):
+                    self.warned(message["warnings"])
+                if "raised" in message:
+                    raise remote_error(message["raised"] if isinstance(message["raised"], dict) else {})
+                return decode(message.get("ok"), blobs, self._resolve)
+            if message["op"] == "done":
+                raise Closed("the other side ended the exchange")
+            self.answer(message, blobs)
+
+    def answer(self, message: dict, blobs) -> None:
+        """Carry out one request of the other side's and send the reply."""
+        caught = []
+        try:
+            with self.watch(caught):
+                result = self.perform(message, blobs)
+            tree, out = self.pack(result)
+            reply = {"ok": tree}
+        except Closed:
+            raise
+        except (Exception, SystemExit) as error:
+            out = []
+            reply = {"raised": {"type": type_name(error), "message": one_line(error), "frame": self.frame_of(error)}}
+        if caught:
+            reply["warnings"] = caught[:20]
+        send(self.conn, reply, out)
+
+    def perform(self, message: dict, blobs):
+        """What request `message` asks of one of this side's objects."""
+        op = message.get("op")
+        target = self._resolve({self.export: message.get("target")})
+        field = lambda key: decode(message.get(key), blobs, self._resolve)  # noqa: E731
+        if op == "call":
+            return target(*(field("args") or ()), **(field("kwargs") or {}))
+        if op == "getattr":
+            return getattr(target, str(field("name")))
+        if op == "setattr":
+            return setattr(target, str(field("name")), field("value"))
+        if op == "getitem":
+            return target[field("key")]
+        if op == "setitem":
+            target[field("key")] = field("value")
+            return None
+        if op == "len":
+            return len(target)
+        if op == "iter":
+            return list(target)
+        if op == "array":
+            return np.asarray(target)
+        if op == "str":
+            return one_line(target)
+        if op == "bool":
+            return bool(target)
+        raise WireError(f"an unknown request {str(op)[:40]!r}")
+
+    # What each side adds: recording warnings around a request it carries out, and re-raising them when replied.
+    def watch(self, caught: list):
+        import contextlib
+
+        return contextlib.nullcontext()
+
+    def warned(self, warned: list) -> None:
+        pass
+
+    def frame_of(self, error: BaseException):
+        return None
+
+
+class Proxy:
+    """An object of the other side: what is done with it is asked of that side, which answers with data or with
+    another proxy. Only what the course's tests do with the student's objects is forwarded."""
+
+    __slots__ = ("_endpoint", "_id", "_callable")
+
+    def __init__(self, endpoint: Endpoint, ident: int, is_callable: bool):
+        object.__setattr__(self, "_endpoint", endpoint)
+        object.__setattr__(self, "_id", ident)
+        object.__setattr__(self, "_callable", is_callable)
+
+    def _ask(self, op, **fields):
+        return self._endpoint.request(op, self._id, **fields)
+
+    def __call__(self, *args, **kwargs):
+        return self._ask("call", args=args, kwargs=kwargs)
+
+    def __getattr__(self, name):
+        if name.startswith("__") and name.endswith("__"):
+            raise AttributeError(name)
+        return self._ask("getattr", name=name)
+
+    def __setattr__(self, name, value):
+        self._ask("setattr", name=name, value=value)
+
+    def __getitem__(self, key):
+        return self._ask("getitem", key=key)
+
+    def __setitem__(self, key, value):
+        self._ask("setitem", key=key, value=value)
+
+    def __len__(self):
+        return self._ask("len")
+
+    def __iter__(self):
+        return iter(self._ask("iter"))
+
+    def __array__(self, dtype=None, copy=None):
+        array = np.asarray(self._ask("array"))
+        return array if dtype is None else array.astype(dtype)
+
+    def __bool__(self):
+        return bool(self._ask("bool"))
+
+    def __repr__(self):
+        return f"<the other side's object #{self._id}>"
