@@ -1,6 +1,7 @@
 """Benchmark the grading command on a synthetic class (not a test).
 
     .venv/bin/python -m benchmarks.grading_speed [--students 100] [--repeat 3] [--jobs 1,2] [--no-bare]
+                                                 [--assignments 01-weighted-sum,04-long-sequences]
 
 The class has one notebook per student, spread over the available chapters:
 three in five complete the reference solution, one in five is a mutant (a
@@ -35,9 +36,9 @@ from tests.support.synthetic import completed_notebook, mutant_files, student_no
 REPO = Path(__file__).resolve().parent.parent
 
 
-def make_class(folder: Path, students: int) -> list[Path]:
-    """Write the synthetic class into `folder`; returns the notebooks."""
-    assignments = assignment_ids()
+def make_class(folder: Path, students: int, assignments: list[str] | None = None) -> list[Path]:
+    """Write the synthetic class into `folder` (over `assignments`, default all); returns the notebooks."""
+    assignments = assignments or assignment_ids()
     mutants = {a: [(g, p) for a2, g, p in mutant_files(REPO / "tests" / "mutants") if a2 == a] for a in assignments}
     written = []
     for i in range(students):
@@ -91,15 +92,17 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=1, help="report the best of this many runs of each")
     parser.add_argument("--jobs", default="1,2", help="comma-separated --jobs values to time")
     parser.add_argument("--no-bare", action="store_true", help="do not time bare execution")
+    parser.add_argument("--assignments", default="", help="comma-separated chapters (default: all)")
     args = parser.parse_args()
+    chosen = [a for a in args.assignments.split(",") if a] or assignment_ids()
     jobs = [int(j) for j in args.jobs.split(",")]
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
-        notebooks = make_class(tmp / "class", args.students)
+        notebooks = make_class(tmp / "class", args.students, chosen)
         n = len(notebooks)
         bare = None if args.no_bare else min(bare_seconds(notebooks) for _ in range(args.repeat))
         times = {j: min(grade_seconds(tmp / "class", tmp / f"out{j}-{k}", j) for k in range(args.repeat)) for j in jobs}
-    print(f"{n} notebooks across {len(assignment_ids())} chapters, best of {args.repeat}")
+    print(f"{n} notebooks across {len(chosen)} chapters, best of {args.repeat}")
     if bare is not None:
         print(f"bare nbclient, one at a time: {bare:6.1f} s ({bare / n:.2f} s per notebook)")
     for j, seconds in times.items():

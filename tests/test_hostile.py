@@ -149,19 +149,15 @@ def test_tampering_earns_nothing(graded, student):
 
 @pytest.mark.slow
 @pytest.mark.sandbox
-def test_patching_during_a_test_is_named_as_tampering(graded):
-    rows = rows_of(graded, "patches-while-tested")
-    assert rows["test_softmax"]["status"] == "tampering"
-    assert "numpy.isclose" in rows["test_softmax"]["message"]
-
-
-@pytest.mark.slow
-@pytest.mark.sandbox
-def test_patching_before_the_tests_is_undone_and_noted(graded):
-    notes = " ".join(graded["notes"][("patches-numpy", FIRST)])
-    assert "numpy.isclose was replaced" in notes and "builtins.AssertionError was replaced" in notes
-    notes = " ".join(graded["notes"][("redefines-helpers", FIRST)])
-    assert "expect_close" in notes and "redefined" in notes
+@pytest.mark.parametrize("student", ["patches-while-tested", "patches-numpy", "redefines-helpers"])
+def test_patching_the_kernel_changes_nothing_for_the_tests(graded, student):
+    # Chapter 1's tests run in the checker (issue 30): NumPy, AssertionError or the helpers patched in the kernel,
+    # before or during a test, are the student's own business. Each scores, cell by cell, what its wrong softmax
+    # is worth, with the same verdicts, and gets no note.
+    rows, honest = rows_of(graded, student), rows_of(graded, "wrong-softmax")
+    assert {c: (rows[c]["score"], rows[c]["status"]) for c in softmax_tests()} == \
+        {c: (honest[c]["score"], honest[c]["status"]) for c in softmax_tests()}
+    assert not graded["notes"].get((student, FIRST)), graded["notes"].get((student, FIRST))
 
 
 @pytest.mark.slow

@@ -87,17 +87,18 @@ def test_no_hidden_test_line_reaches_what_the_student_sees(hostile):
 
 @pytest.mark.slow
 @pytest.mark.sandbox
-def test_the_read_back_attacks_did_run_and_cost_only_their_cells(hostile):
-    # The attacks reached the grader (so the test above tests something) and honest feedback survives.
+def test_the_read_back_attacks_did_run_and_found_no_test_in_the_kernel(hostile):
+    # The attacks reached the grader (so the test above tests something), and what they read back is what the kernel
+    # holds: their own cells and the grader's call of its agent. The tests run in the checker (issue 30), so no
+    # message needed redaction, and nadaraya_watson, which ends the kernel when its caller's source names an
+    # oracle, found none and gave its correct answer.
     rows, notes = hostile["scores"]["reads-back"], hostile["notes"].get("reads-back", [])
     assert rows["test_softmax"]["status"] == "error" and rows["test_softmax"]["message"].startswith("ValueError")
-    assert any("kernel died in cell" in n for n in notes), notes
-    # The read-back text reached the grader and was redacted there (a dead kernel's note quotes nothing now, so the
-    # redaction shows in the messages, not in a note).
-    assert any(REDACTED in r["message"] for r in rows.values()), "no redaction: the attack did not get through?"
-    page = page_text(hostile["out"] / "feedback" / "reads-back.html")
-    assert "kernel died" in page, "the dead kernel's note is not on the student's page"
-    untouched = [c for c in rows if c.startswith(("test_gaussian", "test_temperature_"))]
+    messages = " ".join(r["message"] for r in rows.values())
+    assert "def _cell_sources" in messages, "the attack did not read back its own cell: did it run?"
+    assert REDACTED not in messages
+    assert not any("kernel died" in n for n in notes), notes
+    untouched = [c for c in rows if c.startswith(("test_gaussian", "test_temperature_", "test_nadaraya"))]
     assert all(rows[c]["status"] == "passed" for c in untouched), {c: rows[c]["status"] for c in untouched}
 
 
@@ -197,11 +198,11 @@ def test_a_message_given_to_the_tests_helper_by_student_code_is_one_short_line(h
 @pytest.mark.slow
 @pytest.mark.sandbox
 def test_student_text_in_the_report_and_pages_is_escaped(hostile):
-    # The dead kernel's last words start with a script tag; a note now says why the kernel died in the grader's words
-    # and quotes nothing (issue 30): the script reaches no note. HTML in an exception's message (gaussian_scores's)
-    # reaches the student's page escaped.
+    # HTML in an exception's message (gaussian_scores's) reaches the student's page escaped. (The script tag was a
+    # dead kernel's last words, for a caller whose source names an oracle: with the tests in the checker no caller
+    # in the kernel does, and a dead kernel's note quotes nothing anyway.)
     notes = hostile["notes"].get("reads-back-disguised", [])
-    assert any("kernel died" in n for n in notes) and not any("script" in n for n in notes), notes
+    assert not any("script" in n for n in notes), notes
     for page in (hostile["out"] / "report.html", hostile["out"] / "feedback" / "reads-back-disguised.html"):
         text = page.read_text()
         assert "<script>alert" not in text and "<b>not done" not in text, f"student HTML unescaped in {page.name}"

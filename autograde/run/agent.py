@@ -44,14 +44,16 @@ class KernelSide(Endpoint):
                 caught.extend([w.category.__name__[:80], one_line(w.message)] for w in seen[:20])
 
     def frame_of(self, error: BaseException):
+        """The frames of `error`'s traceback that lie in the notebook's cells, outermost first (at most 20):
+        [execution count, line, function] each."""
         cells = getattr(getattr(self.shell, "compile", None), "_filename_map", {})
-        found, tb = None, error.__traceback__
+        found, tb = [], error.__traceback__
         while tb is not None:
             count = cells.get(tb.tb_frame.f_code.co_filename)
             if isinstance(count, int):
-                found = [count, tb.tb_lineno, tb.tb_frame.f_code.co_name[:80]]
+                found.append([count, tb.tb_lineno, tb.tb_frame.f_code.co_name[:80]])
             tb = tb.tb_next
-        return found
+        return found[-20:]
 
     def perform(self, message: dict, blobs):
         op = message.get("op")

@@ -35,6 +35,7 @@ import contextlib
 import io
 import logging
 import os
+import select
 import socket
 import subprocess
 import sys
@@ -57,14 +58,25 @@ class CheckerSide(Endpoint):
     """The checker's end: its own objects are lent to the kernel as handles; warnings the student's code raised
     are raised again here, where the test's ``recorded_warnings()`` catches them."""
 
-    def __init__(self):
+    def __init__(self, control: Connection | None = None):
         super().__init__("$lent", "$handle")
+        self.control = control  # the grader's connection: an "abort" on it ends a wait for the kernel
 
     def serve_until_reply(self):
         try:
             return super().serve_until_reply()
         except WireError as e:  # a reply that is not the agent's: the kernel's side is broken
             raise Closed(f"the kernel answered with something that is not data ({e})") from None
+
+    def wait(self) -> None:
+        """Wait until the kernel sends something; the grader's "abort" (the kernel's cell ended, or was stopped,
+        while this still waited: its agent does not answer) ends the wait instead."""
+        if self.control is None:
+            return
+        readable, _, _ = select.select([self.conn, self.control], [], [])
+        if self.conn not in readable:
+            self.control.recv()
+            raise Closed("the kernel's cell ended without answering the test")
 
     def warned(self, warned: list) -> None:
         for entry in warned[:20]:
@@ -131,10 +143,11 @@ class MemoryProbe:
 class NotebookChecker:
     """The checker's state for one notebook (one kernel): the tests' namespace and the connection to the agent."""
 
-    def __init__(self, proxied: list[str], agent_path: str, cgroup: str | None = None, pid: int | None = None):
+    def __init__(self, proxied: list[str], agent_path: str, cgroup: str | None = None, pid: int | None = None,
+                 control: Connection | None = None):
         self.proxied = sorted(set(proxied))
         self.agent_path, self.cgroup, self.pid = agent_path, cgroup, pid
-        self.side = CheckerSide()
+        self.side = CheckerSide(control)
         self.ns = {"__name__": "__main__", "__builtins__": builtins}
         self._tried: set = set()
 
@@ -233,9 +246,9 @@ class NotebookChecker:
                 return sock
             except OSError as e:
                 sock.close()
-                if time.monotonic() > deadline:
+                control = self.side.control
+                if time.monotonic() > deadline or (control is not None and control.poll(0.01)):
                     raise Closed(f"the kernel's agent cannot be reached ({e.strerror or e})") from None
-                time.sleep(0.01)
 
     def test(self, source: str, count: int | None = None) -> dict:
         """Run a test cell; what it did, as data (see the module's docstring)."""
@@ -260,7 +273,7 @@ class NotebookChecker:
             result = {"status": "gone", "why": one_line(e)}
         except RemoteError as e:  # the student's exception, not caught by the test
             result = {"status": "error", "student": True, "ename": e.type_name, "evalue": one_line(e),
-                      "frame": e.frame}
+                      "frames": list(e.frames)}
         except Exception as e:  # the test's verdict
             lines = [f.lineno for f in traceback.extract_tb(e.__traceback__) if f.filename == filename]
             result = {"status": "error", "student": False, "ename": type(e).__name__,
@@ -299,8 +312,10 @@ def main(fd: int) -> None:
         except (EOFError, OSError):
             return
         try:
+            if kind == "abort":  # (it came after the test it was meant for had ended: nothing to stop)
+                continue
             if kind == "start":
-                notebook = NotebookChecker(*args)
+                notebook = NotebookChecker(*args, control=conn)
                 reply = {"status": "ok"}
             elif kind == "given":
                 reply = notebook.given(*args)
@@ -342,8 +357,9 @@ class CheckerProcess:
     def _send(self, *request) -> None:
         if self._proc is None or self._proc.poll() is not None:
             self._start()
-        while self._pending:  # a reply not waited for (its cell's kernel died or timed out): drop it
-            self._reply(timeout=10.0)
+        while self._pending:  # a reply not waited for (its cell's kernel died): stop that test, drop its reply
+            self._conn.send(("abort",))
+            self._reply(timeout=30.0)
         self._conn.send(request)
         self._pending += 1
 
@@ -371,8 +387,12 @@ class CheckerProcess:
         """Send `request`; its reply is read by :meth:`finish` (or dropped before the next request)."""
         self._send(*request)
 
-    def finish(self, timeout: float | None) -> dict:
-        """The reply to the request :meth:`begin` sent."""
+    def finish(self, grace: float = 2.0, timeout: float = 10.0) -> dict:
+        """The reply to the test :meth:`begin` sent, once the kernel's cell has ended: if it does not come within
+        `grace` seconds the checker still waits for the kernel, which will not answer any more (its agent was
+        replaced, or the cell was stopped), and is told to stop waiting."""
+        if self._conn is not None and not self._conn.poll(grace):
+            self._conn.send(("abort",))
         return self._reply(timeout)
 
     def close(self) -> None:

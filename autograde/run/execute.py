@@ -574,13 +574,12 @@ class GuardedExecute(Execute):
             cell, resources = self._run(cell, resources, index)
         finally:
             cell.source = shown
-        if id(cell) in self._stopped:  # stopped at a time limit: the checker's answer is dropped with its request
-            return cell, resources
         try:
-            answer = self._checker.finish(timeout=max(float(self.iopub_timeout), 10.0))
+            answer = self._checker.finish()
         except CheckerFailed as e:
             raise RuntimeError(f"the grader's checker failed on cell {index}: {e}") from None
-        self._checker_outputs(cell, answer)
+        if id(cell) not in self._stopped:  # (stopped at a time limit: the timeout is the cell's outcome)
+            self._checker_outputs(cell, answer)
         return cell, resources
 
     def _checker_outputs(self, cell, answer: dict) -> None:
@@ -599,10 +598,12 @@ class GuardedExecute(Execute):
                                              "agent?"))
             cell.outputs[-1]["traceback"].append('File "<your code>":1')
         elif status == "error" and answer.get("student"):
+            # The student's exception: every frame in a cell of the notebook, and (whatever they are) a frame of
+            # the student's code, so that its message is shown as theirs (one line), never as the test's verdict.
             output = error_output(answer.get("ename") or "Exception", answer.get("evalue") or "")
-            frame = answer.get("frame")
-            output["traceback"].append(f"Cell In[{frame[0]}], line {frame[1]}, in {frame[2]}" if frame
-                                       else 'File "<your code>":1')
+            output["traceback"].append('File "<your code>":1')
+            output["traceback"] += [f"Cell In[{c}], line {line}, in {function}" for c, line, function in
+                                    answer.get("frames") or []]
             cell.outputs.append(output)
         elif status == "error":
             output = error_output(answer.get("ename") or "Exception", answer.get("evalue") or "")

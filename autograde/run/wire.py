@@ -274,10 +274,10 @@ def type_name(error: BaseException) -> str:
 
 class RemoteError(Exception):
     """An exception raised on the other side, as data: its type's name, its message's first line and, for the
-    student's code, the frame it came from (execution count of the cell, line, function)."""
+    student's code, the frames of the notebook's cells it came through (execution count, line, function)."""
 
     type_name = "Exception"
-    frame = None
+    frames = ()
 
     def __str__(self):
         return self.args[0] if self.args else ""
@@ -297,9 +297,10 @@ def remote_error(info: dict) -> RemoteError:
         _REMOTE_TYPES[base] = type(base.__name__, (RemoteError, base), {"__module__": "builtins"})
     error = _REMOTE_TYPES[base](one_line(info.get("message", "")))
     error.type_name = name if name.isidentifier() else "Exception"
-    frame = info.get("frame")
-    if isinstance(frame, list) and len(frame) == 3 and all(isinstance(v, int) for v in frame[:2]):
-        error.frame = (frame[0], frame[1], str(frame[2])[:80])
+    frames = info.get("frame")
+    if isinstance(frames, list):
+        error.frames = tuple((f[0], f[1], str(f[2])[:80]) for f in frames[-20:]
+                             if isinstance(f, list) and len(f) == 3 and all(type(v) is int for v in f[:2]))
     return error
 
 
@@ -353,6 +354,7 @@ class Endpoint:
 
     def serve_until_reply(self):
         while True:
+            self.wait()
             message, blobs = receive(self.conn)
             if "op" not in message:
                 if message.get("warnings"):
@@ -409,7 +411,10 @@ class Endpoint:
             return bool(target)
         raise WireError(f"an unknown request {str(op)[:40]!r}")
 
-    # What each side adds: recording warnings around a request it carries out, and re-raising them when replied.
+    # What each side adds: waiting, recording warnings around a request it carries out, re-raising them when replied.
+    def wait(self) -> None:
+        pass
+
     def watch(self, caught: list):
         import contextlib
 

@@ -1,0 +1,107 @@
+"""What crosses between the kernel and the checker is data only (autograde/run/wire.py), tested without a kernel."""
+import socket
+import threading
+
+import numpy as np
+import pytest
+import torch
+
+from autograde.run.wire import Closed, Endpoint, Proxy, RemoteError, WireError, decode, encode, receive, send
+
+
+def roundtrip(value):
+    blobs, handles = [], []
+    tree = encode(value, blobs, lambda obj: handles.append(obj) or {"$handle": len(handles)})
+    return decode(tree, blobs, lambda node: ("handle", node["$handle"])), handles
+
+
+def test_data_comes_back_as_the_same_data_with_dtypes_kept():
+    value = {"a": np.arange(6, dtype=np.float32).reshape(2, 3), 3: (1, 2.5, float("nan"), None, "x"),
+             "t": torch.tensor([[1.0, 2.0]], dtype=torch.float64), "s": np.float32(1.5), "l": [True, -7, 2**70],
+             "inf": -float("inf"), "slice": slice(1, None, 2), "dtype": np.dtype("int16"), "td": torch.float16}
+    back, handles = roundtrip(value)
+    assert handles == []
+    assert back["a"].dtype == np.float32 and np.array_equal(back["a"], value["a"])
+    assert back[3][:2] == (1, 2.5) and np.isnan(back[3][2]) and back[3][3:] == (None, "x")
+    assert isinstance(back["t"], torch.Tensor) and back["t"].dtype == torch.float64 and torch.equal(back["t"], value["t"])
+    assert back["s"] == np.float32(1.5) and back["s"].dtype == np.float32
+    assert back["l"] == [True, -7, 2**70] and back["inf"] == -float("inf") and back["slice"] == slice(1, None, 2)
+    assert back["dtype"] == np.dtype("int16") and back["td"] is torch.float16
+
+
+def test_an_ndarray_subclass_crosses_as_a_plain_array_and_what_is_not_data_as_a_handle():
+    class Weights(np.ndarray):
+        pass
+
+    marker = object()
+    back, handles = roundtrip([np.ones(3).view(Weights), np.array([marker], dtype=object), print, marker])
+    assert type(back[0]) is np.ndarray and back[0].tolist() == [1.0, 1.0, 1.0]
+    assert back[1:] == [("handle", 1), ("handle", 2), ("handle", 3)] and handles[1] is print and handles[2] is marker
+
+
+def test_an_array_that_claims_an_object_dtype_is_refused_not_unpickled():
+    blobs = []
+    tree = encode(np.zeros(2), blobs, None)
+    forged = bytes(blobs[0]).replace(b"'<f8'", b"'|O' ")  # same header length, an object dtype
+    with pytest.raises((WireError, ValueError)):
+        decode(tree, [bytearray(forged)], None)
+
+
+def test_a_malformed_tree_is_refused():
+    for tree in ({"$nothing": 1}, {"$float": "1e308"}, {"$torch_dtype": "Tensor"}, {"$dtype": "O"}):
+        with pytest.raises((WireError, TypeError)):
+            decode(tree, [], lambda node: None)
+
+
+def test_a_frame_that_is_not_the_graders_is_refused():
+    a, b = socket.socketpair()
+    a.sendall(b"GET / HTTP/1.1\r\n\r\n")
+    with pytest.raises(WireError):
+        receive(b)
+    a.close()
+    with pytest.raises(Closed):
+        receive(b)
+
+
+def test_calls_attributes_and_exceptions_cross_as_data_both_ways():
+    # The kernel's side exports a function and an object; the checker's calls them, lending a callback of its own.
+    kernel_sock, checker_sock = socket.socketpair()
+    kernel, checker = Endpoint("$handle", "$lent"), Endpoint("$lent", "$handle")
+    kernel.conn, checker.conn = kernel_sock, checker_sock
+
+    class Model:
+        scale = 2.0
+
+        def apply(self, x, f):
+            return f(np.asarray(x) * self.scale)
+
+    def student(x):
+        if x < 0:
+            raise ValueError("negative input\nsecond line")
+        return np.full(2, x)
+
+    def serve():
+        while True:
+            try:
+                message, blobs = receive(kernel_sock)
+            except Closed:
+                return
+            if message.get("op") == "done":
+                return
+            kernel.answer(message, blobs)
+
+    thread = threading.Thread(target=serve)
+    thread.start()
+    function = Proxy(checker, checker._resolve({"$handle": kernel._handle(student)["$handle"]})._id, True)
+    model = Proxy(checker, kernel._handle(Model())["$handle"], True)
+    assert function(3.0).tolist() == [3.0, 3.0]
+    with pytest.raises(ValueError) as caught:
+        function(-1.0)
+    assert isinstance(caught.value, RemoteError) and str(caught.value) == "negative input"
+    assert model.scale == 2.0
+    lent = []
+    assert model.apply([1.0, 2.0], lambda y: lent.append(y) or float(y.sum())) == 6.0  # the callback ran here
+    assert lent[0].tolist() == [2.0, 4.0]
+    send(checker_sock, {"op": "done"})
+    thread.join(5)
+    assert not thread.is_alive()
