@@ -5,7 +5,7 @@ import nbformat
 import pytest
 from nbgrader.utils import determine_grade
 
-from autograde.course import assignment_ids
+from autograde.course import CHECKED_OUTSIDE, assignment_ids
 from autograde.results.classify import (
     MIN_HIDDEN_CHARS,
     STUDENT_MESSAGE_CHARS,
@@ -26,6 +26,7 @@ from autograde.results.tracebacks import REDACTED, fold, squeeze
 from autograde.run.execute import Event, events, no_verdict, record
 
 FIRST = assignment_ids()[0]
+GUARDED = "03-self-attention"  # a chapter whose tests still run in the kernel, under the guard
 
 
 def cell(*outputs, grade_id="test_x", solution=False, **happened):
@@ -330,17 +331,28 @@ def test_an_exception_raised_through_a_library_frame_is_shown_as_one_line():
 
 
 def test_no_line_of_a_hidden_test_is_in_a_row_or_a_note():
-    line = 'expect_close(got, [0.25, 0.0, 0.75], "softmax([0, -inf, log 3]) (a -inf score must get weight exactly 0)", warned=warned)'
-    assert fold(line) in hidden_test_lines(FIRST), "the hidden line this test uses is gone: pick another"
+    # Chapter 3's tests still run in the student's kernel, so what it says is redacted against them.
+    line = 'expect_close(w[1], np.zeros(5), "weights of a query whose keys are all masked (must be zeros, not nan)", warned=warned)'
+    assert fold(line) in hidden_test_lines(GUARDED), "the hidden line this test uses is gone: pick another"
     spaced = "  ".join(line.split(", "))
-    row = CellResult("ann", FIRST, "test_softmax", 0.0, 1.0, Status.ERROR, f"ValueError: {spaced}", f"{line}\nmore")
+    row = CellResult("ann", GUARDED, "test_scaled_dot_product_attention", 0.0, 1.0, Status.ERROR, f"ValueError: {spaced}",
+                     f"{line}\nmore")
     assert squeeze(line) not in squeeze(row.message + row.details) and REDACTED in row.details
     assert row.details.endswith("\nmore")
     graded = Graded([row], [f"The kernel died. Its last words: {line}"])
     assert squeeze(line) not in squeeze(graded.notes[0]) and graded.notes[0].startswith("The kernel died.")
     # A line of the released notebook is no secret, and very short lines are not redacted.
-    assert fold("except Exception:") not in hidden_test_lines(FIRST)
-    assert all(len(h) >= MIN_HIDDEN_CHARS for h in hidden_test_lines(FIRST))
+    assert fold("except Exception:") not in hidden_test_lines(GUARDED)
+    assert all(len(h) >= MIN_HIDDEN_CHARS for h in hidden_test_lines(GUARDED))
+
+
+def test_a_chapter_checked_outside_the_kernel_is_not_redacted():
+    # Chapter 1's tests run in the checker: the kernel never holds one, so a message that spells a hidden line was
+    # written by a test itself (its own verdict), and is shown whole.
+    line = 'expect_close(got, [0.25, 0.0, 0.75], "softmax([0, -inf, log 3]) (a -inf score must get weight exactly 0)", warned=warned)'
+    assert FIRST in CHECKED_OUTSIDE and fold(line) in hidden_test_lines(FIRST), "pick another hidden line"
+    row = CellResult("ann", FIRST, "test_softmax", 0.0, 1.0, Status.FAILED, f"AssertionError: {line}", line)
+    assert row.details == line and REDACTED not in row.message
 
 
 def test_cells_not_run_at_the_notebook_time_limit_say_so_once():

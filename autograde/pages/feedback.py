@@ -26,7 +26,7 @@ from pathlib import Path
 from markupsafe import Markup, escape
 
 from ..course import source_notebook
-from ..results.classify import CellResult, Status, hidden_tests
+from ..results.classify import CellResult, Status, redaction
 from ..results.late import Lateness
 from ..results.tracebacks import redact
 from .outline import Exercise, outline
@@ -161,7 +161,7 @@ def assignment_context(student: str, assignment: str, rows: list[CellResult], no
     return {"id": assignment, "title": title, "title_html": maths(title), "score": score, "max_score": max_score,
             "grade_class": _grade_class(score, max_score), "missing": missing, "not_graded": round_floats(not_graded),
             # (Notes quote what student code wrote: redacted here too, whoever made them.)
-            "notes": [round_floats(redact(n, hidden_tests(assignment))) for n in notes], "exercises": sections, "revisit": revisit,
+            "notes": [round_floats(redact(n, redaction(assignment))) for n in notes], "exercises": sections, "revisit": revisit,
             "penalty": late.penalty if late else 0.0, "final": score - (late.penalty if late else 0.0),
             "late": late.explain() if late else ""}
 

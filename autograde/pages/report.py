@@ -11,7 +11,7 @@ import io
 from collections import Counter, defaultdict
 from pathlib import Path
 
-from ..results.classify import CellResult, Status, hidden_tests
+from ..results.classify import CellResult, Status, redaction
 from ..results.late import Lateness
 from ..results.tracebacks import redact
 from .render import render
@@ -100,7 +100,7 @@ def report_context(rows: list[CellResult], seconds: float, graded: int, notes: d
         "graded": graded, "seconds": seconds, "reused": graded < len(pairs) - len(missing),
         "statuses": [{"status": str(s), "meaning": s.meaning, "count": n} for s, n in sorted(statuses.items())],
         # Notes quote what student code wrote (a dead kernel's last words): redacted here too, whoever made them.
-        "notes": [{"student": s, "assignment": a, "note": redact(n, hidden_tests(a))}
+        "notes": [{"student": s, "assignment": a, "note": redact(n, redaction(a))}
                   for (s, a), lines in sorted((notes or {}).items()) for n in lines],
         "late": late_context(lateness),
         "similarity": similarity,  # {pairs, threshold, file} of pages/similarity.py, or None (not written)

@@ -22,7 +22,7 @@ from enum import StrEnum
 
 import nbformat
 
-from ..course import EXERCISES, source_notebook
+from ..course import CHECKED_OUTSIDE, EXERCISES, source_notebook
 from ..intake.normalise import first_line
 from ..run.execute import GUARD_NOT_STARTED, Event, events
 from .tracebacks import Hidden, graders_own_verdict, redact, squeeze, student_frame
@@ -86,7 +86,7 @@ class CellResult:
 
     def __post_init__(self):
         self.status = Status(self.status)  # (rows read back from the cache hold the status as text)
-        hidden = hidden_tests(self.assignment)
+        hidden = redaction(self.assignment)
         self.message, self.details = redact(self.message, hidden), redact(self.details, hidden)
 
 
@@ -101,7 +101,7 @@ class Graded:
     def __post_init__(self):
         # Notes quote what the kernel said (a dead kernel's last words) and names student code chose.
         for assignment in sorted({r.assignment for r in self.rows}):
-            self.notes = [redact(note, hidden_tests(assignment)) for note in self.notes]
+            self.notes = [redact(note, redaction(assignment)) for note in self.notes]
 
 
 @functools.cache
@@ -132,6 +132,13 @@ def hidden_tests(assignment: str) -> Hidden:
                 lines.append(line)
         hidden = False
     return Hidden.of(lines, released, MIN_HIDDEN_CHARS)
+
+
+def redaction(assignment: str) -> Hidden:
+    """What of `assignment` messages and notes are redacted against: its hidden tests (:func:`hidden_tests`) where
+    its tests still run in the student's kernel; nothing where they run in the checker, whose kernel never holds
+    a test (what it says cannot carry one)."""
+    return Hidden() if assignment in CHECKED_OUTSIDE else hidden_tests(assignment)
 
 
 def hidden_test_lines(assignment: str) -> tuple[str, ...]:
@@ -245,7 +252,7 @@ def cell_results(student: str, assignment: str, executed: nbformat.NotebookNode,
     """
     by_id = {c.metadata.get("nbgrader", {}).get("grade_id"): c for c in executed.cells}
     notebook_timed_out = timed_out(executed)
-    hidden = hidden_tests(assignment)
+    hidden = redaction(assignment)
     rows = []
     for grade_id, max_score in graded_cells(assignment):
         if grade_id not in scores:

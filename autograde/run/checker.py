@@ -21,15 +21,18 @@ answering" (interrupted at a time limit, dead, or its agent broken).
 :class:`autograde.run.execute.GuardedExecute` turns that into the cell's
 outputs, which nbgrader scores as before.
 
-Two given helpers are replaced by the checker's own where a notebook defines
-them: ``retry_with_reference`` (which lends the references to the kernel's
-namespace, where the student's functions look them up) and ``peak_memory_of``
-(which measures the kernel's memory as the operating system counts it: the
-peak of its memory cgroup, else of its process, never a counter in the
-student's process).
+Three helpers of the notebooks' are the checker's own (a cell's definition of
+one is skipped): ``retry_with_reference`` (it lends the references to the
+kernel's namespace, where the student's functions look them up),
+``_rerun_answer_with_references`` (chapter 1: it runs an answer cell again in
+the kernel with correct earlier functions) and ``peak_memory_of`` (it
+measures the kernel's memory as the operating system counts it: the peak of
+its memory cgroup, else of its process, never a counter in the student's
+process).
 """
 from __future__ import annotations
 
+import ast
 import builtins
 import contextlib
 import io
@@ -149,6 +152,7 @@ class NotebookChecker:
         self.agent_path, self.cgroup, self.pid = agent_path, cgroup, pid
         self.side = CheckerSide(control)
         self.ns = {"__name__": "__main__", "__builtins__": builtins}
+        self.ns.update({name: getattr(self, method) for name, method in self.OVERRIDES.items()})
         self._tried: set = set()
 
     # The helpers of the notebook's that must act on the kernel, replaced after the given cell defining them.
@@ -220,21 +224,22 @@ class NotebookChecker:
     OVERRIDES = {"retry_with_reference": "_retry_with_reference", "peak_memory_of": "_peak_memory_of",
                  "_rerun_answer_with_references": "_rerun_answer_with_references"}
 
-    def _override(self) -> None:
-        for name, method in self.OVERRIDES.items():
-            if name in self.ns and getattr(self.ns[name], "__self__", None) is not self:
-                self.ns[name] = getattr(self, method)
+    def _compile(self, source: str, filename: str):
+        """`source` compiled, less its top-level definitions of the helpers the checker replaces (its own stand in,
+        bound from the start: a cell that defines one and calls it at once calls the checker's)."""
+        tree = ast.parse(source, filename)
+        tree.body = [node for node in tree.body
+                     if not (isinstance(node, ast.FunctionDef) and node.name in self.OVERRIDES)]
+        return compile(tree, filename, "exec")
 
     def given(self, source: str) -> dict:
         """Run a given cell (the tests' helpers and data) in the tests' namespace."""
         out = io.StringIO()
         try:
             with contextlib.redirect_stdout(out), contextlib.redirect_stderr(out):
-                exec(compile(source, "<given cell>", "exec"), self.ns)
+                exec(self._compile(source, "<given cell>"), self.ns)
         except BaseException as e:  # the grader's own cell failed here: said, and the tests that need it fail
             return {"status": "error", "ename": type(e).__name__, "evalue": one_line(e)}
-        finally:
-            self._override()
         return {"status": "ok"}
 
     def _connect(self) -> socket.socket:
@@ -267,7 +272,7 @@ class NotebookChecker:
                         self.ns[name] = found[name]
                     else:
                         self.ns.pop(name, None)
-                exec(compile(source, filename, "exec"), self.ns)
+                exec(self._compile(source, filename), self.ns)
             result = {"status": "ok"}
         except Closed as e:
             result = {"status": "gone", "why": one_line(e)}
@@ -279,7 +284,6 @@ class NotebookChecker:
             result = {"status": "error", "student": False, "ename": type(e).__name__,
                       "evalue": str(e)[:TEST_MESSAGE_CHARS], "line": lines[-1] if lines else 1}
         finally:
-            self._override()
             if sock is not None:
                 with contextlib.suppress(OSError):
                     sock.sendall(_DONE)
@@ -347,8 +351,8 @@ class CheckerProcess:
         for name in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
             env[name] = str(self.threads)
         root = str(Path(__file__).resolve().parents[2])
-        code = f"import sys; sys.path.insert(0, {root!r}); from autograde.run.checker import main; main({child.fileno()})"
-        self._proc = subprocess.Popen([sys.executable, "-c", code], pass_fds=[child.fileno()], env=env,
+        code = f"from autograde.run.checker import main; main({child.fileno()})"  # (-c: the package from cwd)
+        self._proc = subprocess.Popen([sys.executable, "-c", code], pass_fds=[child.fileno()], env=env, cwd=root,
                                       stdin=subprocess.DEVNULL)
         child.close()
         self._conn = Connection(parent.detach())
