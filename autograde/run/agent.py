@@ -21,7 +21,7 @@ import sys
 import warnings
 
 if __name__ != "autograde_agent":  # imported as a module (the tests); in the kernel wire's names are defined above
-    from .wire import Closed, Endpoint, one_line, receive
+    from .wire import Closed, Endpoint, gradients, one_line, receive
 
 MISSING = {"$missing": 1}
 
@@ -71,6 +71,14 @@ class KernelSide(Endpoint):
                 else:
                     names[name] = value
             return previous
+        if op == "seed":  # the checker's test seeded its own torch: the student's code draws as it would beside it
+            __import__("torch").manual_seed(int(self.unpack(message.get("seed"), blobs)))
+            return None
+        if op == "gradients":
+            target = self._resolve({self.export: message.get("target")})
+            return gradients(target, self.unpack(message.get("args"), blobs) or (),
+                             [int(i) for i in self.unpack(message.get("wrt"), blobs) or ()],
+                             self.unpack(message.get("pick"), blobs))
         if op == "rerun_answer":
             return self._rerun_answer(self.unpack(message.get("missing"), blobs) or [],
                                       self.unpack(message.get("references"), blobs) or {})

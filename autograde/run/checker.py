@@ -28,7 +28,8 @@ kernel's namespace, where the student's functions look them up),
 the kernel with correct earlier functions) and ``peak_memory_of`` (it
 measures the kernel's memory as the operating system counts it: the peak of
 its memory cgroup, else of its process, never a counter in the student's
-process).
+process), and ``gradients_of`` (autograd through the student's module runs in the
+kernel, where its graph is; the gradients come back as data).
 """
 from __future__ import annotations
 
@@ -48,7 +49,7 @@ import warnings
 from multiprocessing.connection import Connection
 from pathlib import Path
 
-from .wire import Closed, Endpoint, RemoteError, WireError, one_line
+from .wire import Closed, Endpoint, Proxy, RemoteError, WireError, gradients, one_line
 
 log = logging.getLogger(__name__)
 
@@ -143,6 +144,27 @@ class MemoryProbe:
         return False
 
 
+_running: list = []  # the notebook checker whose test cell runs now (one at a time in this process)
+
+
+def _forward_seeds() -> None:
+    """Make this process's ``torch.manual_seed`` seed the kernel's torch too while a test cell runs, so that what
+    the student's code draws (a module's initial weights) follows the test's seed, as beside it in one process."""
+    torch = sys.modules.get("torch")
+    if torch is None or getattr(torch.manual_seed, "_forwards", False):
+        return
+    own = torch.manual_seed
+
+    def manual_seed(seed):
+        result = own(seed)
+        if _running and _running[-1].side.conn is not None:
+            _running[-1].side.request("seed", None, seed=int(seed))
+        return result
+
+    manual_seed._forwards = True
+    torch.manual_seed = manual_seed
+
+
 class NotebookChecker:
     """The checker's state for one notebook (one kernel): the tests' namespace and the connection to the agent."""
 
@@ -221,8 +243,16 @@ class NotebookChecker:
                   f"{', '.join(references)} in place of yours, it defined them, and that is what is graded here: the "
                   "mistake lies in an earlier exercise, which costs its points there.")
 
+    def _gradients_of(self, module, args, wrt=(), pick=0):
+        """(output, [gradients of args[i] for i in wrt], {parameter: gradient}) of ``sum(module(*args)[pick])``:
+        for the student's module, computed by autograd in the kernel, where its graph is; else here."""
+        if isinstance(module, Proxy):
+            return self.side.request("gradients", object.__getattribute__(module, "_id"), args=tuple(args),
+                                     wrt=list(wrt), pick=pick)
+        return gradients(module, args, wrt, pick)
+
     OVERRIDES = {"retry_with_reference": "_retry_with_reference", "peak_memory_of": "_peak_memory_of",
-                 "_rerun_answer_with_references": "_rerun_answer_with_references"}
+                 "_rerun_answer_with_references": "_rerun_answer_with_references", "gradients_of": "_gradients_of"}
 
     def _compile(self, source: str, filename: str):
         """`source` compiled, less its top-level definitions of the helpers the checker replaces (its own stand in,
@@ -261,6 +291,8 @@ class NotebookChecker:
         out = io.StringIO()
         result: dict
         sock = None
+        _forward_seeds()
+        _running.append(self)
         try:
             sock = self._connect()
             self.side.conn = sock
@@ -284,6 +316,7 @@ class NotebookChecker:
             result = {"status": "error", "student": False, "ename": type(e).__name__,
                       "evalue": str(e)[:TEST_MESSAGE_CHARS], "line": lines[-1] if lines else 1}
         finally:
+            _running.remove(self)
             if sock is not None:
                 with contextlib.suppress(OSError):
                     sock.sendall(_DONE)

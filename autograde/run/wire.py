@@ -170,6 +170,8 @@ def decode(tree, blobs: list, resolve, depth: int = 0):
             raise WireError("a tensor of an unknown dtype")
         array = _read_array(blobs[int(tree["$tensor"])])
         tensor = torch.from_numpy(np.array(array)).to(getattr(torch, name))
+        if tree.get("grad") is True and (tensor.is_floating_point() or tensor.is_complex()):
+            tensor.requires_grad_(True)  # (a leaf, as the sender's was: gradients through it can be asked for)
         return tensor
     if "$tuple" in tree:
         return tuple(decode(v, blobs, resolve, depth + 1) for v in tree["$tuple"])
@@ -252,6 +254,22 @@ def receive(sock: socket.socket) -> tuple[dict, list]:
     return message, [_exactly(sock, size) for size in sizes]
 
 
+def gradients(target, args, wrt=(), pick=0):
+    """The gradients of ``sum(target(*args)[pick])`` (the whole output if `pick` is None) with respect to
+    ``args[i]`` for each i in `wrt` and to the parameters of `target` if it is a module:
+    (the output, [gradient of each of those args], {parameter name: gradient}); None where one does not reach."""
+    torch = __import__("torch")
+    args = list(args)
+    for i in wrt:
+        args[i] = torch.as_tensor(args[i]).detach().requires_grad_(True)
+    out = target(*args)
+    first = out if pick is None else out[pick]
+    named = list(target.named_parameters()) if isinstance(target, torch.nn.Module) else []
+    leaves = [args[i] for i in wrt] + [p for _, p in named]
+    found = torch.autograd.grad(first.sum(), leaves, allow_unused=True) if leaves else ()
+    return out, list(found[:len(wrt)]), {name: g for (name, _), g in zip(named, found[len(wrt):])}
+
+
 # --- Objects that are not data: each side keeps its own and hands the other a numbered proxy. ---
 
 MESSAGE_CHARS = 300  # of an exception's message that crosses: its first line, cut
@@ -323,7 +341,8 @@ class Endpoint:
         if key not in self._ids or self.objects.get(self._ids[key]) is not obj:
             self._ids[key] = len(self.objects) + 1
             self.objects[self._ids[key]] = obj
-        return {self.export: self._ids[key], "callable": callable(obj)}
+        types = [f"{c.__module__}.{c.__qualname__}"[:200] for c in type(obj).__mro__[:30]]
+        return {self.export: self._ids[key], "callable": callable(obj), "types": types}
 
     def _resolve(self, node):
         if self.export in node:
@@ -331,7 +350,7 @@ class Endpoint:
                 return self.objects[int(node[self.export])]
             except (KeyError, ValueError, TypeError):
                 raise WireError("a handle that was never given") from None
-        return Proxy(self, int(node[self.imported]), bool(node.get("callable")))
+        return proxy_class(node.get("types"))(self, int(node[self.imported]), bool(node.get("callable")))
 
     def pack(self, value):
         blobs = []
@@ -404,7 +423,7 @@ class Endpoint:
         if op == "iter":
             return list(target)
         if op == "array":
-            return np.asarray(target)
+            return target.detach().cpu().numpy() if is_tensor(target) else np.asarray(target)
         if op == "str":
             return one_line(target)
         if op == "bool":
@@ -429,28 +448,36 @@ class Endpoint:
 
 class Proxy:
     """An object of the other side: what is done with it is asked of that side, which answers with data or with
-    another proxy. Only what the course's tests do with the student's objects is forwarded."""
+    another proxy. Only what the course's tests do with the student's objects is forwarded: calls, attributes,
+    items, length, iteration, conversion to an array, truth."""
 
     __slots__ = ("_endpoint", "_id", "_callable")
+    _OWN = frozenset(("_endpoint", "_id", "_callable", "_ask", "__class__", "__slots__", "__reduce_ex__"))
 
     def __init__(self, endpoint: Endpoint, ident: int, is_callable: bool):
         object.__setattr__(self, "_endpoint", endpoint)
         object.__setattr__(self, "_id", ident)
         object.__setattr__(self, "_callable", is_callable)
 
+    def __getattribute__(self, name):
+        # Every attribute is the other side's, also those a mirrored base class defines (nn.Module.double...).
+        if name in Proxy._OWN:
+            return object.__getattribute__(self, name)
+        if name.startswith("__") and name.endswith("__"):
+            raise AttributeError(name)
+        return object.__getattribute__(self, "_ask")("getattr", name=name)
+
     def _ask(self, op, **fields):
-        return self._endpoint.request(op, self._id, **fields)
+        return object.__getattribute__(self, "_endpoint").request(op, object.__getattribute__(self, "_id"), **fields)
 
     def __call__(self, *args, **kwargs):
         return self._ask("call", args=args, kwargs=kwargs)
 
-    def __getattr__(self, name):
-        if name.startswith("__") and name.endswith("__"):
-            raise AttributeError(name)
-        return self._ask("getattr", name=name)
-
     def __setattr__(self, name, value):
         self._ask("setattr", name=name, value=value)
+
+    def __delattr__(self, name):
+        raise AttributeError(name)
 
     def __getitem__(self, key):
         return self._ask("getitem", key=key)
@@ -472,4 +499,41 @@ class Proxy:
         return bool(self._ask("bool"))
 
     def __repr__(self):
-        return f"<the other side's object #{self._id}>"
+        return f"<the other side's object #{object.__getattribute__(self, '_id')}>"
+
+    def __hash__(self):
+        return hash((id(object.__getattribute__(self, "_endpoint")), object.__getattribute__(self, "_id")))
+
+    def __eq__(self, other):
+        return self is other
+
+
+# The libraries whose classes a proxy may mirror, so that ``isinstance(proxy, nn.Linear)`` holds as it did for the
+# object itself. Only classes this process has already imported from these, never a class the other side defined.
+MIRRORED = ("torch.nn.", "torch.optim.")
+_PROXY_CLASSES: dict = {}
+
+
+def proxy_class(types) -> type:
+    """:class:`Proxy`, or a subclass of it that also derives from the first of `types` (names "module.qualname",
+    most derived first) that is a class of a mirrored library this process has imported."""
+    for name in types if isinstance(types, list) else ():
+        name = str(name)
+        if not name.startswith(MIRRORED):
+            continue
+        module, _, qualname = name.rpartition(".")
+        while module and module not in sys.modules:
+            module, _, head = module.rpartition(".")
+            qualname = f"{head}.{qualname}"
+        found = sys.modules.get(module)
+        for part in qualname.split("."):
+            found = getattr(found, part, None)
+        if not isinstance(found, type) or found.__module__.split(".")[0] != "torch":
+            continue
+        if found not in _PROXY_CLASSES:
+            try:
+                _PROXY_CLASSES[found] = type(f"Remote{found.__name__}", (Proxy, found), {"__slots__": ()})
+            except TypeError:  # (a layout that cannot be mixed with a proxy's)
+                _PROXY_CLASSES[found] = Proxy
+        return _PROXY_CLASSES[found]
+    return Proxy

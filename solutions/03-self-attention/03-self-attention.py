@@ -45,8 +45,8 @@
 # wrong, the test runs again with a correct version of it, so each mistake
 # costs its points once. The `softmax` given below is yours to use or to
 # replace: the tests never call it. The names `expect_shape`, `expect_close`,
-# `recorded_warnings` and `retry_with_reference` belong to the tests: do not
-# define your own with these names.
+# `recorded_warnings`, `retry_with_reference` and `gradients_of` belong to the
+# tests: do not define your own with these names.
 #
 # **Conventions.** The last two axes of `Q`, `K`, `V` are (tokens, features);
 # leading axes are batch axes and broadcast. A mask is boolean and **`True`
@@ -147,6 +147,22 @@ def expect_close(actual, expected, what, atol=1e-8, rtol=1e-6, warned=()):
             + (" Your values agree only to about 1e-5, as float32 arithmetic does: compute in float64, "
                "or return float32 (float32 answers are compared at float32's precision)." if nearly else "")
             + _warning_note(warned))
+
+
+def gradients_of(module, args, wrt=(), pick=0):
+    """The gradients of the sum of `module(*args)[pick]` with respect to `args[i]` (for each i in `wrt`) and to
+    every parameter of `module`: (the output, [gradient of each of those args], {parameter name: gradient}).
+
+    A gradient that does not reach is None.
+    """
+    args = list(args)
+    for i in wrt:
+        args[i] = torch.as_tensor(args[i]).detach().requires_grad_(True)
+    out = module(*args)
+    first = out if pick is None else out[pick]
+    named = list(module.named_parameters())
+    found = torch.autograd.grad(first.sum(), [args[i] for i in wrt] + [p for _, p in named], allow_unused=True)
+    return out, list(found[:len(wrt)]), {name: g for (name, _), g in zip(named, found[len(wrt):])}
 
 
 def retry_with_reference(check, references):
@@ -614,12 +630,11 @@ assert torch.isfinite(out).all(), "the output contains nan or inf when a query i
 ### BEGIN HIDDEN TESTS
 torch.manual_seed(3)
 mine = MultiHeadSelfAttention(8, 2).double()
-x = torch.randn(2, 4, 8, dtype=torch.float64, requires_grad=True)
+x = torch.randn(2, 4, 8, dtype=torch.float64)
 mask = torch.ones(4, 4, dtype=torch.bool)
 mask[1] = False  # query 1 may attend to nothing
-out, w = mine(x, mask)
-out.sum().backward()
-bad = [name for name, t in [("x", x)] + list(mine.named_parameters()) if t.grad is None or not torch.isfinite(t.grad).all()]
+_, (x_grad,), parameter_grads = gradients_of(mine, (x, mask), wrt=(0,))
+bad = [name for name, g in [("x", x_grad)] + list(parameter_grads.items()) if g is None or not torch.isfinite(g).all()]
 assert not bad, (
     f"the gradients with respect to {', '.join(bad)} are not finite when a query is fully masked: nan came back through "
     "softmax. Give a fully masked row finite scores (masked_fill or torch.where, not an added -inf), then zero its weights.")

@@ -284,3 +284,18 @@ def disguised_leaks(text: str, assignment: str = FIRST) -> dict[str, list[str]]:
         if leaked := [line for line in lines if (line[:-1] if len(line) >= 40 else line) in squeezed]:
             found[how] = leaked
     return found
+
+
+def guarded_hidden_line() -> tuple[str, str]:
+    """(assignment, one of its hidden test lines as written) for the first chapter whose tests still run in the
+    student's kernel (so what it says is redacted): the longest line that calls expect_close and that the released
+    notebook does not show."""
+    from autograde.course import CHECKED_OUTSIDE, assignment_ids
+
+    assignment = next(a for a in assignment_ids() if a not in CHECKED_OUTSIDE)
+    source = (SOLUTIONS / assignment / f"{assignment}.py").read_text()
+    released = (EXERCISES / assignment / f"{assignment}.ipynb").read_text()
+    lines = [line.strip() for block in re.findall(r"### BEGIN HIDDEN TESTS\n(.*?)### END HIDDEN TESTS", source, re.DOTALL)
+             for line in block.splitlines()
+             if line.strip().startswith("expect_close(") and line.strip().endswith(")") and line.strip()[:40] not in released]
+    return assignment, max(lines, key=len)
