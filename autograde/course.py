@@ -70,7 +70,7 @@ def source_notebook(assignment: str) -> nbformat.NotebookNode:
 
 # The chapters whose test cells run in the checker, outside the student's kernel (autograde/run/checker.py). The
 # others still run theirs inside the kernel, under the guard (autograde/run/guard.py), until they are ported.
-CHECKED_OUTSIDE = frozenset({"01-weighted-sum", "03-self-attention", "04-long-sequences"})
+CHECKED_OUTSIDE = frozenset({"01-weighted-sum", "03-self-attention", "04-long-sequences", "07-backward-pass"})
 
 
 def _kind(cell) -> str:

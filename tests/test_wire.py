@@ -24,7 +24,8 @@ def test_data_comes_back_as_the_same_data_with_dtypes_kept():
     assert back["a"].dtype == np.float32 and np.array_equal(back["a"], value["a"])
     assert back[3][:2] == (1, 2.5) and np.isnan(back[3][2]) and back[3][3:] == (None, "x")
     assert isinstance(back["t"], torch.Tensor) and back["t"].dtype == torch.float64 and torch.equal(back["t"], value["t"])
-    assert back["s"] == np.float32(1.5) and back["s"].dtype == np.float32
+    assert back["s"] == np.float32(1.5) and back["s"].dtype == np.float32 and np.ndim(back["s"]) == 0
+    assert float(roundtrip(np.float64(2.5))[0]) == 2.5 and roundtrip(np.zeros(()))[0].shape == ()
     assert back["l"] == [True, -7, 2**70] and back["inf"] == -float("inf") and back["slice"] == slice(1, None, 2)
     assert back["dtype"] == np.dtype("int16") and back["td"] is torch.float16
 

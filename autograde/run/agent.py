@@ -1,7 +1,7 @@
 """Runs inside the student's kernel: answers the checker's requests with data, never sees a test.
 
-The grader sends :mod:`autograde.run.wire`'s source and this file's into each
-kernel before any cell runs, executed in a namespace of their own, and calls
+The grader sends :mod:`autograde.run.wire`'s, :mod:`autograde.run.probes`' and
+this file's source into each kernel before any cell runs, executed in a namespace of their own, and calls
 :func:`install`: a Unix socket listens in the sandbox's ``/tmp`` and a
 function under a name drawn at random is put in ``builtins``. For each test
 cell the grader executes only a call of that function, which serves the
@@ -21,7 +21,8 @@ import sys
 import warnings
 
 if __name__ != "autograde_agent":  # imported as a module (the tests); in the kernel wire's names are defined above
-    from .wire import Closed, Endpoint, gradients, one_line, receive
+    from .probes import PROBES
+    from .wire import Closed, Endpoint, one_line, receive
 
 MISSING = {"$missing": 1}
 
@@ -74,11 +75,11 @@ class KernelSide(Endpoint):
         if op == "seed":  # the checker's test seeded its own torch: the student's code draws as it would beside it
             __import__("torch").manual_seed(int(self.unpack(message.get("seed"), blobs)))
             return None
-        if op == "gradients":
+        if op == "probe":  # a measurement of the student's function, where its autograd graph is (probes.py)
+            probe = PROBES[str(self.unpack(message.get("name"), blobs))]
             target = self._resolve({self.export: message.get("target")})
-            return gradients(target, self.unpack(message.get("args"), blobs) or (),
-                             [int(i) for i in self.unpack(message.get("wrt"), blobs) or ()],
-                             self.unpack(message.get("pick"), blobs))
+            return probe(target, *(self.unpack(message.get("args"), blobs) or ()),
+                         **(self.unpack(message.get("kwargs"), blobs) or {}))
         if op == "rerun_answer":
             return self._rerun_answer(self.unpack(message.get("missing"), blobs) or [],
                                       self.unpack(message.get("references"), blobs) or {})

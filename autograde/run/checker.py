@@ -21,15 +21,16 @@ answering" (interrupted at a time limit, dead, or its agent broken).
 :class:`autograde.run.execute.GuardedExecute` turns that into the cell's
 outputs, which nbgrader scores as before.
 
-Three helpers of the notebooks' are the checker's own (a cell's definition of
+Helpers of the notebooks' that are the checker's own (a cell's definition of
 one is skipped): ``retry_with_reference`` (it lends the references to the
 kernel's namespace, where the student's functions look them up),
 ``_rerun_answer_with_references`` (chapter 1: it runs an answer cell again in
 the kernel with correct earlier functions) and ``peak_memory_of`` (it
 measures the kernel's memory as the operating system counts it: the peak of
 its memory cgroup, else of its process, never a counter in the student's
-process), and ``gradients_of`` (autograd through the student's module runs in the
-kernel, where its graph is; the gradients come back as data).
+process), and the probes ``gradients_of``, ``saved_by`` and ``gradcheck_of``
+(:mod:`autograde.run.probes`: autograd through the student's function runs in
+the kernel, where its graph is, and what it measured comes back as data).
 """
 from __future__ import annotations
 
@@ -49,7 +50,9 @@ import warnings
 from multiprocessing.connection import Connection
 from pathlib import Path
 
-from .wire import Closed, Endpoint, Proxy, RemoteError, WireError, gradients, one_line
+from ..sources import free_names
+from .probes import PROBES
+from .wire import Closed, Endpoint, Proxy, RemoteError, WireError, one_line
 
 log = logging.getLogger(__name__)
 
@@ -174,7 +177,8 @@ class NotebookChecker:
         self.agent_path, self.cgroup, self.pid = agent_path, cgroup, pid
         self.side = CheckerSide(control)
         self.ns = {"__name__": "__main__", "__builtins__": builtins}
-        self.ns.update({name: getattr(self, method) for name, method in self.OVERRIDES.items()})
+        self.ns.update({name: self._probe(method) if method in PROBES else getattr(self, method)
+                        for name, method in self.OVERRIDES.items()})
         self._tried: set = set()
 
     # The helpers of the notebook's that must act on the kernel, replaced after the given cell defining them.
@@ -243,16 +247,21 @@ class NotebookChecker:
                   f"{', '.join(references)} in place of yours, it defined them, and that is what is graded here: the "
                   "mistake lies in an earlier exercise, which costs its points there.")
 
-    def _gradients_of(self, module, args, wrt=(), pick=0):
-        """(output, [gradients of args[i] for i in wrt], {parameter: gradient}) of ``sum(module(*args)[pick])``:
-        for the student's module, computed by autograd in the kernel, where its graph is; else here."""
-        if isinstance(module, Proxy):
-            return self.side.request("gradients", object.__getattribute__(module, "_id"), args=tuple(args),
-                                     wrt=list(wrt), pick=pick)
-        return gradients(module, args, wrt, pick)
+    def _probe(self, name: str):
+        """The notebook's helper for probe `name` (:mod:`autograde.run.probes`): on the student's object it runs in
+        the kernel, where the object's autograd graph is, and its results come back as data; on one of the
+        checker's own (a reference), here."""
+        def probe(target, *args, **kwargs):
+            if isinstance(target, Proxy):
+                return self.side.request("probe", object.__getattribute__(target, "_id"), name=name, args=args,
+                                         kwargs=kwargs)
+            return PROBES[name](target, *args, **kwargs)
+
+        return probe
 
     OVERRIDES = {"retry_with_reference": "_retry_with_reference", "peak_memory_of": "_peak_memory_of",
-                 "_rerun_answer_with_references": "_rerun_answer_with_references", "gradients_of": "_gradients_of"}
+                 "_rerun_answer_with_references": "_rerun_answer_with_references", "gradients_of": "gradients",
+                 "saved_by": "saved_by", "gradcheck_of": "gradcheck_of"}
 
     def _compile(self, source: str, filename: str):
         """`source` compiled, less its top-level definitions of the helpers the checker replaces (its own stand in,
@@ -298,8 +307,12 @@ class NotebookChecker:
             self.side.conn = sock
             with contextlib.redirect_stdout(out), contextlib.redirect_stderr(out), warnings.catch_warnings():
                 warnings.simplefilter("ignore")  # (the tests' recorded_warnings() turns them back on inside)
-                found = self.side.request("lookup", None, names=self.proxied)
-                for name in self.proxied:
+                # The answers' names this cell reads, and those already bound to a handle (a helper of an earlier
+                # cell may call them): data the cell does not read is not sent again.
+                reads = free_names(source)
+                names = [n for n in self.proxied if n in reads or isinstance(self.ns.get(n), Proxy)]
+                found = self.side.request("lookup", None, names=names)
+                for name in names:
                     if name in found:
                         self.ns[name] = found[name]
                     else:

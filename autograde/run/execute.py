@@ -93,7 +93,7 @@ def _guard_source() -> str:
 @functools.cache
 def _agent_source() -> str:
     here = Path(__file__).resolve().parent
-    return (here / "wire.py").read_text() + "\n\n" + (here / "agent.py").read_text()
+    return "\n\n".join((here / name).read_text() for name in ("wire.py", "probes.py", "agent.py"))
 
 
 def grading_settings(timeout: int | None = None, kernel: dict | None = None) -> dict:

@@ -66,7 +66,8 @@ def _array_bytes(array: np.ndarray) -> bytes:
     if array.dtype.kind in "OV" or array.dtype.fields is not None:
         raise WireError(f"an array of dtype {array.dtype} is not data")
     buffer = io.BytesIO()
-    np.lib.format.write_array(buffer, np.ascontiguousarray(array), allow_pickle=False)
+    # (not np.ascontiguousarray, which makes a 0-d array 1-d)
+    np.lib.format.write_array(buffer, array if array.flags.c_contiguous else array.copy(order="C"), allow_pickle=False)
     return buffer.getvalue()
 
 
@@ -254,22 +255,6 @@ def receive(sock: socket.socket) -> tuple[dict, list]:
     return message, [_exactly(sock, size) for size in sizes]
 
 
-def gradients(target, args, wrt=(), pick=0):
-    """The gradients of ``sum(target(*args)[pick])`` (the whole output if `pick` is None) with respect to
-    ``args[i]`` for each i in `wrt` and to the parameters of `target` if it is a module:
-    (the output, [gradient of each of those args], {parameter name: gradient}); None where one does not reach."""
-    torch = __import__("torch")
-    args = list(args)
-    for i in wrt:
-        args[i] = torch.as_tensor(args[i]).detach().requires_grad_(True)
-    out = target(*args)
-    first = out if pick is None else out[pick]
-    named = list(target.named_parameters()) if isinstance(target, torch.nn.Module) else []
-    leaves = [args[i] for i in wrt] + [p for _, p in named]
-    found = torch.autograd.grad(first.sum(), leaves, allow_unused=True) if leaves else ()
-    return out, list(found[:len(wrt)]), {name: g for (name, _), g in zip(named, found[len(wrt):])}
-
-
 # --- Objects that are not data: each side keeps its own and hands the other a numbered proxy. ---
 
 MESSAGE_CHARS = 300  # of an exception's message that crosses: its first line, cut
@@ -305,12 +290,17 @@ _REMOTE_TYPES: dict = {}
 
 
 def remote_error(info: dict) -> RemoteError:
-    """The exception to raise for `info` ({"type", "message", "frame"}): an instance of the builtin exception of
-    that name, if there is one (so ``except ValueError`` works), and always of :class:`RemoteError`."""
+    """The exception to raise for `info` ({"type", "message", "frame", "bases"}): an instance of the builtin
+    exception of that name or, failing that, of its nearest builtin base (so ``except ValueError`` works, and
+    ``except RuntimeError`` for torch's GradcheckError), and always of :class:`RemoteError`."""
     name = str(info.get("type", "Exception"))[:80]
-    base = getattr(__import__("builtins"), name, None)
-    if not (isinstance(base, type) and issubclass(base, Exception)) or issubclass(base, RemoteError):
-        base = Exception
+    base = Exception
+    bases = info.get("bases") if isinstance(info.get("bases"), list) else []
+    for candidate in [name] + [str(b)[:80] for b in bases[:8]]:  # the nearest builtin exception of its type
+        found = getattr(__import__("builtins"), candidate, None)
+        if isinstance(found, type) and issubclass(found, Exception) and not issubclass(found, RemoteError):
+            base = found
+            break
     if base not in _REMOTE_TYPES:
         _REMOTE_TYPES[base] = type(base.__name__, (RemoteError, base), {"__module__": "builtins"})
     error = _REMOTE_TYPES[base](one_line(info.get("message", "")))
@@ -397,7 +387,9 @@ class Endpoint:
             raise
         except (Exception, SystemExit) as error:
             out = []
-            reply = {"raised": {"type": type_name(error), "message": one_line(error), "frame": self.frame_of(error)}}
+            reply = {"raised": {"type": type_name(error), "message": one_line(error), "frame": self.frame_of(error),
+                                "bases": [c.__name__ for c in type(error).__mro__[1:8]
+                                          if c.__module__ == "builtins"]}}
         if caught:
             reply["warnings"] = caught[:20]
         send(self.conn, reply, out)

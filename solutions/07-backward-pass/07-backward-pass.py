@@ -30,9 +30,9 @@
 # **How to work.** Replace every `raise NotImplementedError()` with your code.
 # Keep the names and arguments: the grader calls them. Do not edit or delete
 # test cells; the grader restores its own copy of each. The names
-# `expect_shape`, `expect_close`, `retry_with_reference` and
-# `reference_attention` belong to the tests: do not define your own with
-# these names.
+# `expect_shape`, `expect_close`, `retry_with_reference`,
+# `reference_attention`, `gradients_of`, `saved_by` and `gradcheck_of` belong
+# to the tests: do not define your own with these names.
 #
 # **How it is graded.** The visible tests after each exercise check shapes and
 # one worked example. Grading adds hidden tests to the cells marked *hidden
@@ -133,6 +133,61 @@ def retry_with_reference(check, references):
     print(f"Passed with a correct {' and '.join(references)} in place of yours: your answer here is right, "
           f"and the mistake ({type(first).__name__}: {str(first).splitlines()[0] if str(first) else ''}) "
           "lies in that earlier exercise.")
+
+
+def gradients_of(function, args, wrt=(), pick=0, cotangent=None, kwargs=None):
+    """The gradients of `function(*args, **kwargs)[pick]` (the whole output if `pick` is None), summed or against
+    `cotangent`, with respect to `args[i]` for each i in `wrt`: (the output, [gradient of each], {}).
+
+    How the tests take gradients through your code; a gradient that does not reach is None.
+    """
+    args = list(args)
+    for i in wrt:
+        args[i] = torch.as_tensor(args[i]).detach().requires_grad_(True)
+    out = function(*args, **(kwargs or {}))
+    first = out if pick is None else out[pick]
+    leaves = [args[i] for i in wrt]
+    if cotangent is None:
+        found = torch.autograd.grad(first.sum(), leaves, allow_unused=True)
+    else:
+        found = torch.autograd.grad(first, leaves, grad_outputs=cotangent, allow_unused=True)
+    return out, list(found), {}
+
+
+def saved_by(function, args, wrt=(), kwargs=None):
+    """What autograd keeps for the backward pass of `function(*args, **kwargs)`, `args[i]` (i in `wrt`) made
+    leaves that require grad: (the output, [each tensor saved_tensors_hooks' pack hook received], {path: tensor}
+    of the tensors held in the attributes of the output's grad_fn: your ctx, walked through lists and dicts)."""
+    args = list(args)
+    for i in wrt:
+        args[i] = torch.as_tensor(args[i]).detach().requires_grad_(True)
+    saved = []
+    with torch.autograd.graph.saved_tensors_hooks(lambda t: saved.append(t.detach()) or t, lambda t: t):
+        out = function(*args, **(kwargs or {}))
+    held = {}
+
+    def walk(value, path, depth):
+        if torch.is_tensor(value):
+            held[path] = value.detach()
+        elif depth < 4 and isinstance(value, (list, tuple)):
+            for i, item in enumerate(value):
+                walk(item, f"{path}[{i}]", depth + 1)
+        elif depth < 4 and isinstance(value, dict):
+            for key, item in value.items():
+                walk(item, f"{path}[{key!r}]", depth + 1)
+        elif depth < 4 and hasattr(value, "__dict__") and not callable(value) and not isinstance(value, type):
+            for key, item in vars(value).items():
+                walk(item, f"{path}.{key}", depth + 1)
+
+    for key, value in vars(out.grad_fn).items() if hasattr(getattr(out, "grad_fn", None), "__dict__") else ():
+        walk(value, f"ctx.{key}", 1)
+    return out, saved, held
+
+
+def gradcheck_of(function, args, kwargs=None, **options):
+    """torch.autograd.gradcheck of `function(*args, **kwargs)` at `args` (each one a leaf that requires grad)."""
+    inputs = tuple(torch.as_tensor(a).detach().requires_grad_(True) for a in args)
+    return torch.autograd.gradcheck(lambda *a: function(*a, **(kwargs or {})), inputs, **options)
 
 
 def reference_attention(Q, K, V, mask=None):
@@ -676,14 +731,14 @@ def _check_flash_example():
     V = torch.randn(1, 1, 5, 3, dtype=torch.float64, generator=generator)
     expect_close(flash_attention(Q, K, V, block_size=2), V.mean(dim=2, keepdim=True).expand(1, 1, 3, 3),
                  "flash_attention with Q = 0 (every weight 1/5: the output is the mean of V's rows), block_size=2")
-    ours = [x.clone().requires_grad_() for x in (Q + 0.5, K, V)]
     theirs = [x.clone().requires_grad_() for x in (Q + 0.5, K, V)]
     dO = torch.randn(1, 1, 3, 3, dtype=torch.float64, generator=generator)
-    flash_attention(*ours, block_size=2).backward(dO)
+    _, mine, _ = gradients_of(flash_attention, (Q + 0.5, K, V), wrt=(0, 1, 2), pick=None, cotangent=dO,
+                              kwargs={"block_size": 2})
     _reference_attention(*theirs).backward(dO)
-    for mine, reference, name in zip(ours, theirs, ["dQ", "dK", "dV"]):
-        assert mine.grad is not None, f"{name} is None: the backward pass must return dQ, dK, dV (then None, None)"
-        expect_close(mine.grad, reference.grad, f"{name} of flash_attention (Q = 0.5, 5 keys, block_size=2), "
+    for grad, reference, name in zip(mine, theirs, ["dQ", "dK", "dV"]):
+        assert grad is not None, f"{name} is None: the backward pass must return dQ, dK, dV (then None, None)"
+        expect_close(grad, reference.grad, f"{name} of flash_attention (Q = 0.5, 5 keys, block_size=2), "
                      "against autograd through reference_attention")
 
 
@@ -729,14 +784,14 @@ _check_flash_forward()
 # Hidden tests (hypothesis): dQ, dK and dV equal torch autograd in float64 for many shapes and block sizes (not causal).
 ### BEGIN HIDDEN TESTS
 def _compare_gradients(Q, K, V, dO, causal, block_size):
-    ours = [x.clone().requires_grad_() for x in (Q, K, V)]
     theirs = [x.clone().requires_grad_() for x in (Q, K, V)]
-    flash_attention(*ours, causal=causal, block_size=block_size).backward(dO)
+    _, mine, _ = gradients_of(flash_attention, (Q, K, V), wrt=(0, 1, 2), pick=None, cotangent=dO,
+                              kwargs={"causal": causal, "block_size": block_size})
     mask = _causal_alignment(Q.shape[-2], K.shape[-2]) if causal else None
     _reference_attention(*theirs, mask=mask).backward(dO)
-    for mine, reference, name in zip(ours, theirs, ["dQ", "dK", "dV"]):
-        assert mine.grad is not None, f"{name} is None: the backward pass must return dQ, dK, dV (then None, None)"
-        expect_close(mine.grad, reference.grad, f"{name} of flash_attention for random "
+    for grad, reference, name in zip(mine, theirs, ["dQ", "dK", "dV"]):
+        assert grad is not None, f"{name} is None: the backward pass must return dQ, dK, dV (then None, None)"
+        expect_close(grad, reference.grad, f"{name} of flash_attention for random "
                      f"{_shape_text(Q, K, V, causal, block_size)}, against torch autograd")
 
 
@@ -790,18 +845,16 @@ _check_flash_causal_sdpa()
 ### BEGIN HIDDEN TESTS
 def _check_flash_no_key():
     Q, K, V, dO = _random_qkv(76, 1, 1, 6, 2, 3, 2)
-    saved = []
-    ours = [x.clone().requires_grad_() for x in (Q, K, V)]
-    with torch.autograd.graph.saved_tensors_hooks(lambda t: saved.append(t) or t, lambda t: t):
-        out = flash_attention(*ours, causal=True, block_size=2)
+    out, saved, _ = saved_by(flash_attention, (Q, K, V), wrt=(0, 1, 2), kwargs={"causal": True, "block_size": 2})
     expect_close(out[0, 0, :4], torch.zeros(4, 2), "the output of queries 0 to 3, which may attend to no key "
                  "(causal, m = 6 > n = 2)")
-    out.backward(dO)
+    _, mine, _ = gradients_of(flash_attention, (Q, K, V), wrt=(0, 1, 2), pick=None, cotangent=dO,
+                              kwargs={"causal": True, "block_size": 2})
     theirs = [x.clone().requires_grad_() for x in (Q, K, V)]
     _reference_attention(*theirs, mask=_causal_alignment(6, 2)).backward(dO)
-    for mine, reference, name in zip(ours, theirs, ["dQ", "dK", "dV"]):
-        assert mine.grad is not None, f"{name} is None: the backward pass must return dQ, dK, dV (then None, None)"
-        expect_close(mine.grad, reference.grad, f"{name} with 4 of 6 queries that may attend to no key (zero "
+    for grad, reference, name in zip(mine, theirs, ["dQ", "dK", "dV"]):
+        assert grad is not None, f"{name} is None: the backward pass must return dQ, dK, dV (then None, None)"
+        expect_close(grad, reference.grad, f"{name} with 4 of 6 queries that may attend to no key (zero "
                      "gradient from them, never NaN)")
     logsumexp = [t.detach().reshape(-1) for t in saved if t.numel() == 6]
     assert any(bool(torch.all(t[:4] == -math.inf)) and bool(torch.all(torch.isfinite(t[4:]))) for t in logsumexp), (
@@ -818,10 +871,9 @@ _check_flash_no_key()
 def _check_flash_gradcheck():
     for m, n, causal, block_size in [(4, 5, False, 2), (5, 3, True, 2), (3, 6, True, 4)]:
         Q, K, V, _ = _random_qkv(77 + m, 1, 2, m, n, 3, 2, scale=1.0)
-        inputs = tuple(x.requires_grad_() for x in (Q, K, V))
         try:
-            ok = torch.autograd.gradcheck(lambda q, k, v: flash_attention(q, k, v, causal=causal, block_size=block_size),
-                                          inputs, eps=1e-6, atol=1e-5, rtol=1e-4, raise_exception=True)
+            ok = gradcheck_of(flash_attention, (Q, K, V), kwargs={"causal": causal, "block_size": block_size},
+                              eps=1e-6, atol=1e-5, rtol=1e-4, raise_exception=True)
         except RuntimeError as error:  # torch.autograd.gradcheck.GradcheckError is a RuntimeError
             raise AssertionError(f"torch.autograd.gradcheck fails for {_shape_text(Q, K, V, causal, block_size)}: "
                                  f"your backward pass disagrees with finite differences of your forward pass. "
@@ -838,17 +890,13 @@ _check_flash_gradcheck()
 ### BEGIN HIDDEN TESTS
 def _check_flash_saved():
     Q, K, V, _ = _random_qkv(78, 1, 1, 96, 96, 8, 8)
-    inputs = [x.requires_grad_() for x in (Q, K, V)]
-    saved = []
-    with torch.autograd.graph.saved_tensors_hooks(lambda t: saved.append(t) or t, lambda t: t):
-        out = flash_attention(*inputs, causal=False, block_size=32)
+    _, saved, held = saved_by(flash_attention, (Q, K, V), wrt=(0, 1, 2), kwargs={"causal": False, "block_size": 32})
     large = [tuple(t.shape) for t in saved if t.numel() >= 96 * 96]
     assert not large, (
         f"flash_attention saves for the backward pass tensors of shapes {large}, with m·n = 9,216 elements or more "
         f"(m = n = 96; all saved shapes: {[tuple(t.shape) for t in saved]}): save only Q, K, V, O and L, and "
         "recompute each block's weights from L in the backward pass")
-    attributes = {name: tuple(value.shape) for name, value in vars(out.grad_fn).items()
-                  if torch.is_tensor(value) and value.numel() >= 96 * 96}
+    attributes = {name: tuple(value.shape) for name, value in held.items() if value.numel() >= 96 * 96}
     assert not attributes, (f"flash_attention keeps tensors of m·n = 9,216 elements or more on ctx: {attributes}; "
                             "save only Q, K, V, O and L, with ctx.save_for_backward")
 
@@ -914,11 +962,8 @@ assert math.isfinite(_ratio) and _ratio > 1, (
 # (what exercise 4 saves), or against what your flash_attention really saves (so a mistake there costs nothing here).
 ### BEGIN HIDDEN TESTS
 def _bytes_saved(function, *inputs):
-    sizes = []
-    with torch.autograd.graph.saved_tensors_hooks(lambda t: sizes.append(t.numel() * t.element_size()) or t,
-                                                  lambda t: t):
-        function(*inputs)
-    return sum(sizes)
+    _, saved, _ = saved_by(function, inputs, wrt=tuple(range(len(inputs))))
+    return sum(t.numel() * t.element_size() for t in saved)
 
 
 def _check_saved_bytes_ratio():

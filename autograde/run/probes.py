@@ -1,0 +1,82 @@
+"""Measurements that must run where the student's autograd graph is: in the kernel, on the student's function.
+
+The grader sends this file's source into each kernel with :mod:`autograde.run.agent`, which runs a probe when
+the checker asks (``{"op": "probe", "name": ...}``) and returns what it measured as data; the checker runs the
+same function itself on objects of its own (a reference). A notebook gives the same helpers to the student
+(``gradients_of``, ``saved_by``, ``gradcheck_of``), so that a test reads the same in the student's copy.
+
+What a probe returns is measured inside the student's process, which the student's code could patch (torch
+itself); it is what the student's code does, as autograd there sees it, never a value of the tests'.
+"""
+
+
+def _leaves(args, wrt):
+    torch = __import__("torch")
+    args = list(args)
+    for i in wrt:
+        args[i] = torch.as_tensor(args[i]).detach().requires_grad_(True)
+    return args
+
+
+def gradients(target, args, wrt=(), pick=0, cotangent=None, kwargs=None):
+    """The gradients of ``target(*args, **kwargs)[pick]`` (the whole output if `pick` is None), summed or against
+    `cotangent`, with respect to ``args[i]`` for each i in `wrt` and to the parameters of `target` if it is a
+    module: (the output, [gradient of each of those args], {parameter name: gradient}); None where none reaches."""
+    torch = __import__("torch")
+    args = _leaves(args, wrt)
+    out = target(*args, **(kwargs or {}))
+    first = out if pick is None else out[pick]
+    named = list(target.named_parameters()) if isinstance(target, torch.nn.Module) else []
+    leaves = [args[i] for i in wrt] + [p for _, p in named]
+    if not leaves:
+        return out, [], {}
+    if cotangent is None:
+        found = torch.autograd.grad(first.sum(), leaves, allow_unused=True)
+    else:
+        found = torch.autograd.grad(first, leaves, grad_outputs=cotangent, allow_unused=True)
+    return out, list(found[:len(wrt)]), {name: g for (name, _), g in zip(named, found[len(wrt):])}
+
+
+def _tensors_in(value, path, found, depth=0):
+    """Every tensor in `value`, walked through lists, tuples, dicts and objects' attributes (4 levels), by path."""
+    torch = __import__("torch")
+    if torch.is_tensor(value):
+        found[path] = value.detach()
+    elif depth < 4 and isinstance(value, (list, tuple)):
+        for i, item in enumerate(value[:1000]):
+            _tensors_in(item, f"{path}[{i}]", found, depth + 1)
+    elif depth < 4 and isinstance(value, dict):
+        for key, item in list(value.items())[:1000]:
+            _tensors_in(item, f"{path}[{key!r}]", found, depth + 1)
+    elif depth < 4 and hasattr(value, "__dict__") and not callable(value) and not isinstance(value, type):
+        for key, item in list(vars(value).items())[:1000]:
+            _tensors_in(item, f"{path}.{key}", found, depth + 1)
+
+
+def saved_by(target, args, wrt=(), kwargs=None):
+    """What autograd keeps for the backward pass of ``target(*args, **kwargs)`` (``args[i]`` for i in `wrt` made
+    leaves that require grad): (the output, [every tensor the pack hook of saved_tensors_hooks received, in
+    order], {path: tensor} of every tensor held in the attributes of the output's grad_fn, walked)."""
+    torch = __import__("torch")
+    args = _leaves(args, wrt)
+    saved = []
+    with torch.autograd.graph.saved_tensors_hooks(lambda t: saved.append(t.detach()) or t, lambda t: t):
+        out = target(*args, **(kwargs or {}))
+    held = {}
+    grad_fn = getattr(out, "grad_fn", None)
+    if grad_fn is not None:
+        for key, value in list(vars(grad_fn).items()) if hasattr(grad_fn, "__dict__") else ():
+            _tensors_in(value, f"ctx.{key}", held)
+    return out, saved, held
+
+
+def gradcheck_of(target, args, kwargs=None, **options):
+    """``torch.autograd.gradcheck`` of ``lambda *a: target(*a, **kwargs)`` at `args` (every floating one a leaf
+    that requires grad): True, or the GradcheckError (a RuntimeError) it raises."""
+    torch = __import__("torch")
+    inputs = tuple(torch.as_tensor(a).detach().requires_grad_(True) if torch.is_floating_point(torch.as_tensor(a))
+                   else a for a in args)
+    return torch.autograd.gradcheck(lambda *a: target(*a, **(kwargs or {})), inputs, **options)
+
+
+PROBES = {"gradients": gradients, "saved_by": saved_by, "gradcheck_of": gradcheck_of}
