@@ -4,7 +4,6 @@ import threading
 
 import numpy as np
 import pytest
-import torch
 
 from autograde.run.wire import Closed, Endpoint, Proxy, RemoteError, WireError, decode, encode, receive, send
 
@@ -16,6 +15,8 @@ def roundtrip(value):
 
 
 def test_data_comes_back_as_the_same_data_with_dtypes_kept():
+    import torch  # (here, not at the top: the fast layer's other modules do not pay for importing it)
+
     value = {"a": np.arange(6, dtype=np.float32).reshape(2, 3), 3: (1, 2.5, float("nan"), None, "x"),
              "t": torch.tensor([[1.0, 2.0]], dtype=torch.float64), "s": np.float32(1.5), "l": [True, -7, 2**70],
              "inf": -float("inf"), "slice": slice(1, None, 2), "dtype": np.dtype("int16"), "td": torch.float16}
