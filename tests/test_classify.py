@@ -23,8 +23,8 @@ from autograde.results.classify import (
 )
 from autograde.results.outputs import write_csvs
 from autograde.results.tracebacks import REDACTED, fold, squeeze
-from tests.support.integrity import guarded_hidden_line
 from autograde.run.execute import Event, events, no_verdict, record
+from tests.support.integrity import guarded_hidden_line
 
 FIRST = assignment_ids()[0]
 

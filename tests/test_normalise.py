@@ -5,8 +5,7 @@ import json
 import nbformat
 import pytest
 
-from autograde.course import answer_names
-from autograde.course import EXERCISES, assignment_ids, source_notebook
+from autograde.course import EXERCISES, answer_names, assignment_ids, source_notebook
 from autograde.intake.normalise import Unreadable, read_submission, rebuild, salvage
 from autograde.reference import solution_code
 

@@ -226,12 +226,10 @@ def test_chromium_typesets_the_maths_of_a_feedback_page_offline(tmp_path):
 def test_notes_are_redacted_on_the_report_and_feedback_pages_whoever_made_them(tmp_path, monkeypatch):
     # A note quotes what student code wrote (a dead kernel's last words); the pages redact every note against the
     # assignment's hidden tests themselves, whether or not it was redacted before, and in disguise too (capitals).
-    from autograde.results.classify import hidden_test_lines
-    from autograde.results.tracebacks import REDACTED
-
     # (A chapter whose tests still run in the student's kernel: one whose kernel never holds a test has nothing to
     # redact.)
-    from autograde.results.classify import graded_cells
+    from autograde.results.classify import graded_cells, hidden_test_lines
+    from autograde.results.tracebacks import REDACTED
     from tests.support.integrity import guarded_hidden_line
 
     guarded, line = guarded_hidden_line()

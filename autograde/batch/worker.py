@@ -8,7 +8,6 @@ imports matplotlib or the output writers: it returns a :class:`Graded`.
 """
 from __future__ import annotations
 
-import functools
 import json
 import logging
 import multiprocessing
@@ -25,9 +24,8 @@ from pathlib import Path
 import nbformat
 from nbgrader.api import Gradebook, MissingEntry
 
-from ..course import EXERCISES, answer_names, configured, make_course, nbgrader_config, source_notebook
+from ..course import EXERCISES, answer_names, configured, make_course, nbgrader_config
 from ..intake.normalise import Unreadable, first_line, read_submission, rebuild
-from ..reference import solution_code
 from ..results.classify import (
     Graded,
     Status,
@@ -41,7 +39,6 @@ from ..results.classify import (
 from ..run.execute import grading_settings
 from ..run.kernel_manager import SandboxKernelManager, remove_scratch_of
 from ..run.sandbox import check_sandbox, memory_cgroup_parent
-from ..sources import defined_names
 
 log = logging.getLogger(__name__)
 

@@ -51,8 +51,7 @@ import nbformat
 from traitlets import Bool, Float, Integer
 from traitlets.config import Configurable
 
-from ..course import answer_names
-from ..course import EXERCISES, REPO, source_notebook
+from ..course import EXERCISES, REPO, answer_names, source_notebook
 from ..intake.lms import spreadsheet_cell
 from ..intake.normalise import Unreadable, read_submission, rebuild
 from ..reference import solution_code
