@@ -44,6 +44,7 @@ import select
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 import traceback
 import warnings
@@ -147,6 +148,7 @@ class MemoryProbe:
         return False
 
 
+_FOLDER: dict = {}  # the folder of the current notebook's cells, as files (one notebook at a time per process)
 _running: list = []  # the notebook checker whose test cell runs now (one at a time in this process)
 
 
@@ -180,6 +182,12 @@ class NotebookChecker:
         self.ns.update({name: self._probe(method) if method in PROBES else getattr(self, method)
                         for name, method in self.OVERRIDES.items()})
         self._tried: set = set()
+        self._cells = 0
+        last = _FOLDER.pop(0, None)  # the last notebook's cells
+        if last is not None:
+            last.cleanup()
+        _FOLDER[0] = tempfile.TemporaryDirectory(prefix="autograde-checker-")
+        self.folder = _FOLDER[0].name
 
     # The helpers of the notebook's that must act on the kernel, replaced after the given cell defining them.
     def _retry_with_reference(self, check, references):
@@ -263,9 +271,15 @@ class NotebookChecker:
                  "_rerun_answer_with_references": "_rerun_answer_with_references", "gradients_of": "gradients",
                  "saved_by": "saved_by", "gradcheck_of": "gradcheck_of"}
 
-    def _compile(self, source: str, filename: str):
+    def _compile(self, source: str, name: str):
         """`source` compiled, less its top-level definitions of the helpers the checker replaces (its own stand in,
-        bound from the start: a cell that defines one and calls it at once calls the checker's)."""
+        bound from the start: a cell that defines one and calls it at once calls the checker's), as a file `name`
+        in this notebook's folder. A file that exists, because libraries look for the source of every frame of a
+        traceback (hypothesis, for each failing example: ``inspect.getsourcefile``), and for a name that is no
+        file they search every loaded module, about 20 ms each time."""
+        filename = os.path.join(self.folder, name)
+        with open(filename, "w") as f:
+            f.write(source)
         tree = ast.parse(source, filename)
         tree.body = [node for node in tree.body
                      if not (isinstance(node, ast.FunctionDef) and node.name in self.OVERRIDES)]
@@ -276,7 +290,8 @@ class NotebookChecker:
         out = io.StringIO()
         try:
             with contextlib.redirect_stdout(out), contextlib.redirect_stderr(out):
-                exec(self._compile(source, "<given cell>"), self.ns)
+                self._cells += 1
+                exec(self._compile(source, f"given_cell_{self._cells}.py"), self.ns)
         except BaseException as e:  # the grader's own cell failed here: said, and the tests that need it fail
             return {"status": "error", "ename": type(e).__name__, "evalue": one_line(e)}
         return {"status": "ok"}
@@ -296,7 +311,9 @@ class NotebookChecker:
 
     def test(self, source: str, count: int | None = None) -> dict:
         """Run a test cell; what it did, as data (see the module's docstring)."""
-        filename = f"<test cell {count}>"
+        self._cells += 1
+        name = f"test_cell_{self._cells}.py"
+        filename = os.path.join(self.folder, name)
         out = io.StringIO()
         result: dict
         sock = None
@@ -317,7 +334,7 @@ class NotebookChecker:
                         self.ns[name] = found[name]
                     else:
                         self.ns.pop(name, None)
-                exec(self._compile(source, filename), self.ns)
+                exec(self._compile(source, name), self.ns)
             result = {"status": "ok"}
         except Closed as e:
             result = {"status": "gone", "why": one_line(e)}
@@ -444,6 +461,11 @@ class CheckerProcess:
         if self._conn is not None and not self._conn.poll(grace):
             self._conn.send(("abort",))
         return self._reply(timeout)
+
+    @property
+    def pid(self) -> int | None:
+        """The checker process's pid, None before it started."""
+        return self._proc.pid if self._proc is not None and self._proc.poll() is None else None
 
     def close(self) -> None:
         if self._proc is not None:

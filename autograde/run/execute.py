@@ -406,7 +406,16 @@ class GuardedExecute(Execute):
         # The kernel's NumPy and PyTorch may use `threads` cores at once: only CPU beyond that pace is charged, so
         # an honest answer that uses the threads the grader granted is charged no more than its wall-clock time.
         threads = max(int(getattr(self.km, "threads", 1) or 1), 1)
-        return CellClock(limit, min(deadlines, default=None), lambda: run_queue_wait(pid),
+        checker = getattr(self, "_checker", None) if getattr(self, "_plan", None) is not None else None
+
+        def waited():
+            # A test cell runs in the checker, the kernel answering it: a CPU that other programs held is forgiven
+            # to both (they take turns, never run at once).
+            kernel = run_queue_wait(pid)
+            other = run_queue_wait(checker.pid) if checker is not None and checker.pid else 0.0
+            return None if kernel is None else kernel + (other or 0.0)
+
+        return CellClock(limit, min(deadlines, default=None), waited,
                          cpu=lambda: (lambda used: None if used is None else used / threads)(tree_cpu_seconds(pid)))
 
     async def _async_poll_for_reply(self, msg_id, cell, timeout, task_poll_output_msg, task_poll_kernel_alive):

@@ -7,11 +7,12 @@ the standard library and NumPy, and PyTorch only where the value is a tensor).
 A frame is a JSON header and binary blobs. A value is encoded as a JSON tree in
 which everything that is not plain JSON is a one-key object:
 
-- ``{"$array": i}``: NumPy array in blob ``i``, written by ``np.lib.format``
-  and read back with ``allow_pickle=False`` (no object, void or structured
-  dtypes; an ``ndarray`` subclass travels as a plain array);
-- ``{"$tensor": i, "dtype": "float32", "grad": false}``: a torch tensor, as
-  the array of its values and its dtype's name;
+- ``{"$array": i, "dtype": "<f8", "shape": [2, 3]}``: a NumPy array, its raw
+  bytes in blob ``i``, read back as a view of them (numbers, booleans and
+  strings only: no object, void, structured or datetime dtypes, so nothing is
+  ever unpickled; an ``ndarray`` subclass travels as a plain array);
+- ``{"$tensor": i, "dtype": ..., "shape": ..., "torch_dtype": "float32", "grad": false}``:
+  a torch tensor, as the array of its values and its dtype's name;
 - ``{"$scalar": i}`` (a NumPy scalar, as a 0-d array), ``{"$tuple": [...]}``,
   ``{"$dict": [[k, v], ...]}``, ``{"$float": "nan"}``, ``{"$complex": [re, im]}``,
   ``{"$slice": [start, stop, step]}``, ``{"$ellipsis": 0}``, ``{"$dtype": "float64"}``
@@ -25,7 +26,6 @@ which everything that is not plain JSON is a one-key object:
 
 Nothing here ever calls ``pickle``, ``eval`` or a class named by the other side.
 """
-import io
 import json
 import math
 import socket
@@ -62,29 +62,32 @@ def is_tensor(value) -> bool:
     return torch is not None and isinstance(value, torch.Tensor)
 
 
-def _array_bytes(array: np.ndarray) -> bytes:
-    if array.dtype.kind in "OV" or array.dtype.fields is not None:
-        raise WireError(f"an array of dtype {array.dtype} is not data")
-    buffer = io.BytesIO()
-    # (not np.ascontiguousarray, which makes a 0-d array 1-d)
-    np.lib.format.write_array(buffer, array if array.flags.c_contiguous else array.copy(order="C"), allow_pickle=False)
-    return buffer.getvalue()
-
-
-def _read_array(blob) -> np.ndarray:
-    stream = io.BytesIO(blob)
-    version = np.lib.format.read_magic(stream)
-    read_header = np.lib.format.read_array_header_1_0 if version == (1, 0) else np.lib.format.read_array_header_2_0
-    shape, fortran, dtype = read_header(stream, max_header_size=10_000)
-    if dtype.kind in "OV" or dtype.fields is not None or dtype.hasobject:
+def _check_dtype(dtype: np.dtype) -> np.dtype:
+    if dtype.kind in "OVMm" or dtype.fields is not None or dtype.hasobject or dtype.subdtype is not None:
         raise WireError(f"an array of dtype {dtype} is not data")
-    count = math.prod(shape)
-    start = stream.tell()
-    if len(blob) - start != count * dtype.itemsize:
+    return dtype
+
+
+def _array_node(array: np.ndarray, blobs: list, key: str = "$array") -> dict:
+    """The node of a plain array (its dtype, shape and the index of its bytes in `blobs`)."""
+    array = np.asarray(array)
+    _check_dtype(array.dtype)
+    # (not np.ascontiguousarray, which makes a 0-d array 1-d)
+    blobs.append((array if array.flags.c_contiguous else array.copy(order="C")).tobytes())
+    return {key: len(blobs) - 1, "dtype": array.dtype.str, "shape": list(array.shape)}
+
+
+def _read_array(node: dict, blobs: list, key: str = "$array") -> np.ndarray:
+    """The array of a node made by :func:`_array_node`: a writable view of the received bytes, no copy."""
+    try:
+        dtype = _check_dtype(np.dtype(str(node["dtype"])))
+        shape = tuple(int(n) for n in node["shape"])
+        blob = blobs[int(node[key])]
+    except (KeyError, TypeError, ValueError, IndexError):
+        raise WireError("a malformed array") from None
+    if any(n < 0 for n in shape) or len(shape) > 32 or len(blob) != math.prod(shape) * dtype.itemsize:
         raise WireError("an array's bytes do not match its shape")
-    # A writable array on the received bytes (no copy): student code may write into its inputs.
-    array = np.frombuffer(blob, dtype=dtype, count=count, offset=start)
-    return array.reshape(shape, order="F" if fortran else "C")
+    return np.frombuffer(blob, dtype=dtype).reshape(shape)
 
 
 def encode(value, blobs: list, handle, depth: int = 0):
@@ -102,13 +105,15 @@ def encode(value, blobs: list, handle, depth: int = 0):
     if type(value) is complex:
         return {"$complex": [encode(value.real, blobs, handle), encode(value.imag, blobs, handle)]}
     if isinstance(value, np.ndarray):
-        if value.dtype.kind in "OV" or value.dtype.fields is not None:
+        try:
+            return _array_node(value, blobs)
+        except WireError:
             return handle(value)
-        blobs.append(_array_bytes(np.asarray(value)))
-        return {"$array": len(blobs) - 1}
-    if isinstance(value, np.generic) and not isinstance(value, np.void) and not isinstance(value, np.object_):
-        blobs.append(_array_bytes(np.asarray(value)))
-        return {"$scalar": len(blobs) - 1}
+    if isinstance(value, np.generic) and not isinstance(value, (np.void, np.object_)):
+        try:
+            return _array_node(np.asarray(value), blobs, "$scalar")
+        except WireError:
+            return handle(value)
     if isinstance(value, np.dtype):
         return {"$dtype": value.str} if value.kind not in "OV" else handle(value)
     if is_tensor(value):
@@ -124,8 +129,9 @@ def encode(value, blobs: list, handle, depth: int = 0):
             array = tensor.cpu().resolve_conj().resolve_neg().numpy()
         else:
             return handle(value)
-        blobs.append(_array_bytes(array))
-        return {"$tensor": len(blobs) - 1, "dtype": name, "grad": bool(value.requires_grad)}
+        node = _array_node(array, blobs, "$tensor")
+        node.update(torch_dtype=name, grad=bool(value.requires_grad))
+        return node
     torch = _torch()
     if torch is not None and isinstance(value, torch.dtype):
         return {"$torch_dtype": str(value).removeprefix("torch.")}
@@ -161,15 +167,15 @@ def decode(tree, blobs: list, resolve, depth: int = 0):
     if not isinstance(tree, dict) or len(tree) < 1:
         raise WireError("a malformed value")
     if "$array" in tree:
-        return _read_array(blobs[int(tree["$array"])])
+        return _read_array(tree, blobs)
     if "$scalar" in tree:
-        return _read_array(blobs[int(tree["$scalar"])])[()]
+        return _read_array(tree, blobs, "$scalar")[()]
     if "$tensor" in tree:
         torch = __import__("torch")
-        name = tree.get("dtype")
+        name = tree.get("torch_dtype")
         if name not in _TORCH_DTYPES:
             raise WireError("a tensor of an unknown dtype")
-        array = _read_array(blobs[int(tree["$tensor"])])
+        array = _read_array(tree, blobs, "$tensor")
         tensor = torch.from_numpy(np.array(array)).to(getattr(torch, name))
         if tree.get("grad") is True and (tensor.is_floating_point() or tensor.is_complex()):
             tensor.requires_grad_(True)  # (a leaf, as the sender's was: gradients through it can be asked for)
@@ -219,6 +225,9 @@ def send(sock: socket.socket, message: dict, blobs=()) -> None:
         raise WireError(f"a value of {total / 2**20:.0f} MiB is too large to pass (at most "
                         f"{MAX_FRAME_BYTES / 2**20:.0f} MiB)")
     parts = [_HEAD.pack(MAGIC, len(header), len(blobs))] + [_LEN.pack(len(b)) for b in blobs] + [header]
+    if total < 1 << 20:  # one system call for a small frame
+        sock.sendall(b"".join(parts + list(blobs)))
+        return
     sock.sendall(b"".join(parts))
     for blob in blobs:
         sock.sendall(blob)

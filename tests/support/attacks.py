@@ -203,16 +203,27 @@ def hidden_only_names(assignment: str) -> set[str]:
             if name not in released and name not in agent}
 
 
-def searching_softmax(assignment: str = FIRST) -> str:
-    """A correct softmax that, on each call in a new cell, searches everything the kernel holds (its objects, the
-    source of its cells and of every frame, its files in /tmp) for a name only the hidden tests use, and raises if
-    it finds one; and raises too if it cannot find `expect_close` (the given helper), so the search is known to see.
-    The names are carried as hashes, so the cell itself holds none of them."""
+# For each chapter whose tests run in the checker, the answer a searching submission wraps: (grade id, function).
+# (Not chapter 4: its hidden tests use no name of their own that its released notebook does not show.)
+SEARCHED = {FIRST: ("softmax", "softmax"), "03-self-attention": ("scaled_dot_product_attention",) * 2,
+            "07-backward-pass": ("softmax_backward",) * 2}
+
+
+def searching_answer(assignment: str) -> tuple[str, str]:
+    """(grade id, cell) of a correct answer that, on each call in a new cell, searches everything the kernel holds
+    (its objects, the source of its cells and of every frame, its files in /tmp) for a name only the hidden tests
+    of `assignment` use, and raises if it finds one; and raises too if it cannot find `expect_close` (the given
+    helper), so the search is known to see. The names are carried as hashes, so the cell itself holds none."""
     import hashlib
 
+    grade_id, function = SEARCHED[assignment]
     wanted = sorted(hashlib.sha256(n.encode()).hexdigest() for n in hidden_only_names(assignment))
     control = hashlib.sha256(b"expect_close").hexdigest()
-    return f'''import gc
+    reference = reference_cell(assignment, grade_id).replace(f"def {function}(", f"def _reference_{function}(", 1)
+    return grade_id, reference + f'''
+
+import functools
+import gc
 import hashlib
 import linecache
 import os
@@ -277,13 +288,10 @@ def _search():
         raise ValueError("a name of the hidden tests is in the kernel")
 
 
-def softmax(x, axis=-1):
+@functools.wraps(_reference_{function})
+def {function}(*args, **kwargs):
     _search()
-    x = np.asarray(x, dtype=float)
-    shift = np.max(x, axis=axis, keepdims=True)
-    e = np.exp(x - np.where(np.isfinite(shift), shift, 0.0))
-    total = np.sum(e, axis=axis, keepdims=True)
-    return np.divide(e, total, out=np.zeros_like(e), where=total > 0)
+    return _reference_{function}(*args, **kwargs)
 '''
 
 
@@ -322,8 +330,9 @@ def honest_submissions() -> dict[str, tuple[str, nbformat.NotebookNode]]:
         "prints-200-lines-per-call": (FIRST, completed_notebook(FIRST, {"softmax": chatty})),
         "shadows-list-and-min": (FIRST, completed_notebook(FIRST, {"softmax": shadows})),
         "helper-named-like-a-tests-variable": (FIRST, completed_notebook(FIRST, {"softmax": helper})),
-        "searches-the-kernel-for-the-tests": (FIRST, completed_notebook(FIRST, {"softmax": searching_softmax()})),
+        **{f"searches-the-kernel-for-the-tests-{assignment[:2]}": (assignment, completed_notebook(
+            assignment, dict([searching_answer(assignment)]))) for assignment in SEARCHED},
     }
 
 
-HONEST_FULL = {FIRST: 23.0, FOURTH: 11.0}
+HONEST_FULL = {FIRST: 23.0, "03-self-attention": 19.0, FOURTH: 11.0, "07-backward-pass": 19.0}
