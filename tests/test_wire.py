@@ -108,3 +108,11 @@ def test_calls_attributes_and_exceptions_cross_as_data_both_ways():
     send(checker_sock, {"op": "done"})
     thread.join(5)
     assert not thread.is_alive()
+
+
+def test_the_checker_looks_up_every_answer_a_cell_mentions_also_one_it_reassigns():
+    from autograde.run.checker import _mentioned
+
+    assert {"W_q", "np"} <= _mentioned("W_q = np.asarray(W_q)\n")
+    assert "f" in _mentioned("def check():\n    return f(1)\n")
+    assert _mentioned("x = globals()['name']") is None and _mentioned("def broken(:") is None

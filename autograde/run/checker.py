@@ -51,7 +51,6 @@ import warnings
 from multiprocessing.connection import Connection
 from pathlib import Path
 
-from ..sources import free_names
 from .probes import PROBES
 from .wire import Closed, Endpoint, Proxy, RemoteError, WireError, one_line
 
@@ -146,6 +145,16 @@ class MemoryProbe:
         elif self.pid:
             self.growth = self._hwm() - self._base
         return False
+
+
+def _mentioned(source: str) -> set[str] | None:
+    """Every name `source` mentions (loaded or stored), None if it reads ``globals()`` (it may read any)."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return None
+    names = {node.id for node in ast.walk(tree) if isinstance(node, ast.Name)}
+    return None if "globals" in names or "vars" in names else names
 
 
 _FOLDER: dict = {}  # the folder of the current notebook's cells, as files (one notebook at a time per process)
@@ -324,10 +333,12 @@ class NotebookChecker:
             self.side.conn = sock
             with contextlib.redirect_stdout(out), contextlib.redirect_stderr(out), warnings.catch_warnings():
                 warnings.simplefilter("ignore")  # (the tests' recorded_warnings() turns them back on inside)
-                # The answers' names this cell reads, and those already bound to a handle (a helper of an earlier
-                # cell may call them): data the cell does not read is not sent again.
-                reads = free_names(source)
-                names = [n for n in self.proxied if n in reads or isinstance(self.ns.get(n), Proxy)]
+                # The answers' names this cell mentions (also those it assigns too, `x = np.asarray(x)`), all of them
+                # if it reads globals(), and those already bound to a handle (a helper of an earlier cell may call
+                # them): data the cell does not mention is not sent again.
+                mentioned = _mentioned(source)
+                names = [n for n in self.proxied if mentioned is None or n in mentioned or
+                         isinstance(self.ns.get(n), Proxy)]
                 found = self.side.request("lookup", None, names=names)
                 for name in names:
                     if name in found:
