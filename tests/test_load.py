@@ -319,12 +319,14 @@ def test_a_guard_that_does_not_start_costs_a_retry_not_the_students_points(tmp_p
     from autograde.run.execute import GUARD_NOT_STARTED, GuardedExecute
 
     write_submission(completed_notebook(FIRST), tmp_path / "class", "unlucky", FIRST)
-    genuine = GuardedExecute._start_guard
+    genuine = GuardedExecute._start_guard, GuardedExecute._start_agent
 
     def broken(self):
         raise RuntimeError(f"{GUARD_NOT_STARTED}: None: None")
 
+    # (Chapter 1's tests run in the checker: the grader's start in its kernels is the agent's, else the guard's.)
     monkeypatch.setattr(GuardedExecute, "_start_guard", broken)
+    monkeypatch.setattr(GuardedExecute, "_start_agent", broken)
     mine = f"ag-{os.getpid()}-*"  # (--jobs 1 grades in this process: its kernels' scratch folders and cgroups)
     parent = memory_cgroup_parent()
     places = [Path(tempfile.gettempdir())] + ([Path(parent)] if parent else [])
@@ -333,7 +335,8 @@ def test_a_guard_that_does_not_start_costs_a_retry_not_the_students_points(tmp_p
     assert {r.status for r in rows} == {"error"} and all("grade it again" in r.message for r in rows), rows[:2]
     left = {p for place in places for p in place.glob(mine)} - before
     assert not left, f"the kernel whose guard did not start was left behind: {sorted(map(str, left))}"
-    monkeypatch.setattr(GuardedExecute, "_start_guard", genuine)
+    monkeypatch.setattr(GuardedExecute, "_start_guard", genuine[0])
+    monkeypatch.setattr(GuardedExecute, "_start_agent", genuine[1])
     result = grade(tmp_path / "class", tmp_path / "out", [FIRST], progress=False, jobs=1)
     assert {r.status for r in result.rows} == {"passed"} and (result.graded, result.reused) == (1, 0)
 

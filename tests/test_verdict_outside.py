@@ -25,7 +25,9 @@ def outside(tmp_path_factory):
         for student, (assignment, nb) in (attack_submissions() | honest_submissions()).items():
             write_submission(nb, folder, student, assignment)
 
-    batch = grade_cached("verdict-outside", write, tmp_path_factory.mktemp("outside"), timeout=10)
+    # 60 s per cell: the searching answers walk every object of a kernel with torch loaded, in every test cell,
+    # which took more than 10 s on a loaded CI machine.
+    batch = grade_cached("verdict-outside", write, tmp_path_factory.mktemp("outside"), timeout=60)
     wanted = {student: assignment for student, (assignment, _) in (attack_submissions() | honest_submissions()).items()}
     found = {}
     for (student, assignment), row in batch.grades.items():
