@@ -242,7 +242,12 @@ def _words_in(text, into):
 
 def _kernel_words():
     words = set()
+    # (The libraries' own module namespaces are left out: they are most of a torch kernel's objects, and a test
+    # that entered the kernel would be in the notebook's namespace, its history, its frames or its functions.)
+    libraries = {{id(vars(m)) for name, m in list(sys.modules.items()) if m is not None and name != "__main__"}}
     for obj in gc.get_objects():
+        if isinstance(obj, dict) and id(obj) in libraries:
+            continue
         if isinstance(obj, dict):
             for key, value in list(obj.items())[:5000]:
                 for item in (key, value):
