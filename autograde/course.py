@@ -1,6 +1,7 @@
 """Where things are, and an nbgrader course directory built from the sources."""
 from __future__ import annotations
 
+import ast
 import functools
 import shutil
 from pathlib import Path
@@ -70,7 +71,8 @@ def source_notebook(assignment: str) -> nbformat.NotebookNode:
 
 # The chapters whose test cells run in the checker, outside the student's kernel (autograde/run/checker.py). The
 # others still run theirs inside the kernel, under the guard (autograde/run/guard.py), until they are ported.
-CHECKED_OUTSIDE = frozenset({"01-weighted-sum", "03-self-attention", "04-long-sequences", "07-backward-pass"})
+CHECKED_OUTSIDE = frozenset({"01-weighted-sum", "03-self-attention", "04-long-sequences", "06-beyond-text",
+                             "07-backward-pass"})
 
 
 def _kind(cell) -> str:
@@ -107,8 +109,23 @@ def checker_plan(assignment: str) -> tuple[dict[str, tuple[str, str]], frozenset
             if kind == "given" and free_names(cell.source) & names:
                 kind = "kernel"
                 names |= set(defined_names(cell.source))
+            elif kind == "given":
+                names |= training_functions(cell.source)
             plan[grade_id] = (kind, cell.source)
     return plan, frozenset(names)
+
+
+def training_functions(source: str) -> set[str]:
+    """The functions `source` defines at top level that train (call ``.backward()``): they must run where the
+    student's model and its autograd graph are, so the tests call the kernel's (they are given, like the rest of
+    their cell, which also runs in the checker for the helpers that only read a model's outputs)."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return set()
+    return {node.name for node in tree.body if isinstance(node, ast.FunctionDef) and any(
+        isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and call.func.attr == "backward"
+        for call in ast.walk(node))}
 
 
 def solution_cell_ids(assignment: str) -> list[str]:

@@ -67,6 +67,7 @@ class CheckerSide(Endpoint):
 
     def __init__(self, control: Connection | None = None):
         super().__init__("$lent", "$handle")
+        self.mirrors = {}  # the notebook's given classes, which the kernel defines alike (isinstance works on them)
         self.control = control  # the grader's connection: an "abort" on it ends a wait for the kernel
 
     def serve_until_reply(self):
@@ -85,6 +86,12 @@ class CheckerSide(Endpoint):
             self.control.recv()
             raise Closed("the kernel's cell ended without answering the test")
 
+    def parameter(self, tensor, ref: dict):
+        """A parameter of the student's module: its values, linked to it (:func:`kernel_parameter_class`)."""
+        linked = kernel_parameter_class()(tensor.detach(), requires_grad=tensor.requires_grad)
+        linked._wire_ref = self._resolve(ref)
+        return linked
+
     def warned(self, warned: list) -> None:
         for entry in warned[:20]:
             if not (isinstance(entry, list) and len(entry) == 2):
@@ -93,6 +100,39 @@ class CheckerSide(Endpoint):
             if not (isinstance(category, type) and issubclass(category, Warning)):
                 category = UserWarning
             warnings.warn_explicit(one_line(entry[1]), category, "<your code>", 0)
+
+
+_IN_PLACE = frozenset(("__setitem__", "__iadd__", "__isub__", "__imul__", "__itruediv__", "__ifloordiv__", "__ipow__",
+                       "__imatmul__"))
+_NOT_A_CHANGE = frozenset(("requires_grad_", "share_memory_", "retain_grad", "detach_"))
+_PARAMETER_CLASS: list = []
+
+
+def kernel_parameter_class() -> type:
+    """The class of the student's parameters here (made once torch is imported): ``nn.Parameter`` with the values
+    the kernel sent, linked to the kernel's own; a change a test makes to one in place (``weight.zero_()``,
+    ``weight[:4] = ...``, ``copy_``) is made to the student's parameter too, as it was when tests ran in the kernel.
+    Anything else computed from it is a plain tensor of the checker's."""
+    if _PARAMETER_CLASS:
+        return _PARAMETER_CLASS[0]
+    import torch
+
+    class KernelParameter(torch.nn.Parameter):
+        @classmethod
+        def __torch_function__(cls, func, types, args=(), kwargs=None):
+            with torch._C.DisableTorchFunctionSubclass():
+                result = func(*args, **(kwargs or {}))
+                name = getattr(func, "__name__", "")
+                changed = (name in _IN_PLACE or (name.endswith("_") and not name.startswith("_")
+                                                 and name not in _NOT_A_CHANGE))
+                target = args[0] if args else None
+                if changed and isinstance(target, KernelParameter):
+                    value = target.detach().clone().as_subclass(torch.Tensor)
+                    target._wire_ref._ask("assign", value=value)
+            return result
+
+    _PARAMETER_CLASS.append(KernelParameter)
+    return KernelParameter
 
 
 class MemoryProbe:
@@ -190,6 +230,7 @@ class NotebookChecker:
         self.ns = {"__name__": "__main__", "__builtins__": builtins}
         self.ns.update({name: self._probe(method) if method in PROBES else getattr(self, method)
                         for name, method in self.OVERRIDES.items()})
+        self.ns.update({helper: self._name_is(name) for helper, name in self.RENAMERS.items()})
         self._tried: set = set()
         self._cells = 0
         last = _FOLDER.pop(0, None)  # the last notebook's cells
@@ -276,6 +317,28 @@ class NotebookChecker:
 
         return probe
 
+    def _name_is(self, name: str):
+        """The notebook's helper that makes `name` mean another object within a with-statement (``patchify_is``,
+        ``_transformer_block_is``): in the kernel, where the student's code looks the name up, and here."""
+        @contextlib.contextmanager
+        def means(value):
+            previous = self.side.request("set_globals", None, values={name: value})
+            missing = object()
+            saved = self.ns.get(name, missing)
+            self.ns[name] = value
+            try:
+                yield
+            finally:
+                self.side.request("set_globals", None, values=previous)
+                if saved is missing:
+                    self.ns.pop(name, None)
+                else:
+                    self.ns[name] = saved
+
+        return means
+
+    RENAMERS = {"patchify_is": "patchify", "_transformer_block_is": "TransformerBlock"}
+
     OVERRIDES = {"retry_with_reference": "_retry_with_reference", "peak_memory_of": "_peak_memory_of",
                  "_rerun_answer_with_references": "_rerun_answer_with_references", "gradients_of": "gradients",
                  "saved_by": "saved_by", "gradcheck_of": "gradcheck_of"}
@@ -291,7 +354,8 @@ class NotebookChecker:
             f.write(source)
         tree = ast.parse(source, filename)
         tree.body = [node for node in tree.body
-                     if not (isinstance(node, ast.FunctionDef) and node.name in self.OVERRIDES)]
+                     if not (isinstance(node, ast.FunctionDef) and (node.name in self.OVERRIDES or
+                                                                node.name in self.RENAMERS))]
         return compile(tree, filename, "exec")
 
     def given(self, source: str) -> dict:
@@ -303,6 +367,9 @@ class NotebookChecker:
                 exec(self._compile(source, f"given_cell_{self._cells}.py"), self.ns)
         except BaseException as e:  # the grader's own cell failed here: said, and the tests that need it fail
             return {"status": "error", "ename": type(e).__name__, "evalue": one_line(e)}
+        finally:
+            self.side.mirrors.update({f"__main__.{v.__qualname__}": v for v in self.ns.values()
+                                      if isinstance(v, type) and v.__module__ == "__main__"})
         return {"status": "ok"}
 
     def _connect(self) -> socket.socket:

@@ -118,6 +118,9 @@ def encode(value, blobs: list, handle, depth: int = 0):
         return {"$dtype": value.str} if value.kind not in "OV" else handle(value)
     if is_tensor(value):
         torch = _torch()
+        ref = getattr(value, "_wire_ref", None)
+        if ref is not None:  # a parameter of the other side's, received earlier: it goes back as itself
+            return handle(ref)
         tensor = value.detach()
         if tensor.layout != torch.strided or tensor.is_quantized or tensor.device.type == "meta":
             return handle(value)
@@ -131,6 +134,8 @@ def encode(value, blobs: list, handle, depth: int = 0):
             return handle(value)
         node = _array_node(array, blobs, "$tensor")
         node.update(torch_dtype=name, grad=bool(value.requires_grad))
+        if isinstance(value, torch.nn.Parameter):  # its values, and a handle through which it can be changed in place
+            node["ref"] = handle(value)
         return node
     torch = _torch()
     if torch is not None and isinstance(value, torch.dtype):
@@ -179,6 +184,8 @@ def decode(tree, blobs: list, resolve, depth: int = 0):
         tensor = torch.from_numpy(np.array(array)).to(getattr(torch, name))
         if tree.get("grad") is True and (tensor.is_floating_point() or tensor.is_complex()):
             tensor.requires_grad_(True)  # (a leaf, as the sender's was: gradients through it can be asked for)
+        if isinstance(tree.get("ref"), dict):
+            return resolve({"$parameter": tensor, "ref": tree["ref"]})
         return tensor
     if "$tuple" in tree:
         return tuple(decode(v, blobs, resolve, depth + 1) for v in tree["$tuple"])
@@ -344,12 +351,20 @@ class Endpoint:
         return {self.export: self._ids[key], "callable": callable(obj), "types": types}
 
     def _resolve(self, node):
+        if "$parameter" in node:  # a parameter of the other side's: its values (see :meth:`parameter`)
+            return self.parameter(node["$parameter"], node["ref"])
         if self.export in node:
             try:
                 return self.objects[int(node[self.export])]
             except (KeyError, ValueError, TypeError):
                 raise WireError("a handle that was never given") from None
-        return proxy_class(node.get("types"))(self, int(node[self.imported]), bool(node.get("callable")))
+        return proxy_class(node.get("types"), self.mirrors)(self, int(node[self.imported]), bool(node.get("callable")))
+
+    mirrors: dict = {}  # classes of this side's own that the other side's objects of the same name may mirror
+
+    def parameter(self, tensor, ref: dict):
+        """What a parameter of the other side's becomes here: its values (the checker's side keeps the link)."""
+        return tensor
 
     def pack(self, value):
         blobs = []
@@ -429,6 +444,10 @@ class Endpoint:
             return one_line(target)
         if op == "bool":
             return bool(target)
+        if op == "assign":  # a parameter changed in place on the other side: the same change here
+            with __import__("torch").no_grad():
+                target.copy_(field("value"))
+            return None
         raise WireError(f"an unknown request {str(op)[:40]!r}")
 
     # What each side adds: waiting, recording warnings around a request it carries out, re-raising them when replied.
@@ -515,11 +534,14 @@ MIRRORED = ("torch.nn.", "torch.optim.")
 _PROXY_CLASSES: dict = {}
 
 
-def proxy_class(types) -> type:
+def proxy_class(types, own: dict | None = None) -> type:
     """:class:`Proxy`, or a subclass of it that also derives from the first of `types` (names "module.qualname",
-    most derived first) that is a class of a mirrored library this process has imported."""
+    most derived first) that is a class of a mirrored library this process has imported, or one of `own` (this
+    side's own classes by name: the notebook's given classes, which the other side defines alike)."""
     for name in types if isinstance(types, list) else ():
         name = str(name)
+        if own and name in own:
+            return _mirror(own[name])
         if not name.startswith(MIRRORED):
             continue
         module, _, qualname = name.rpartition(".")
@@ -531,10 +553,14 @@ def proxy_class(types) -> type:
             found = getattr(found, part, None)
         if not isinstance(found, type) or found.__module__.split(".")[0] != "torch":
             continue
-        if found not in _PROXY_CLASSES:
-            try:
-                _PROXY_CLASSES[found] = type(f"Remote{found.__name__}", (Proxy, found), {"__slots__": ()})
-            except TypeError:  # (a layout that cannot be mixed with a proxy's)
-                _PROXY_CLASSES[found] = Proxy
-        return _PROXY_CLASSES[found]
+        return _mirror(found)
     return Proxy
+
+
+def _mirror(found: type) -> type:
+    if found not in _PROXY_CLASSES:
+        try:
+            _PROXY_CLASSES[found] = type(f"Remote{found.__name__}", (Proxy, found), {"__slots__": ()})
+        except TypeError:  # (a layout that cannot be mixed with a proxy's)
+            _PROXY_CLASSES[found] = Proxy
+    return _PROXY_CLASSES[found]
