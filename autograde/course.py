@@ -71,8 +71,8 @@ def source_notebook(assignment: str) -> nbformat.NotebookNode:
 
 # The chapters whose test cells run in the checker, outside the student's kernel (autograde/run/checker.py). The
 # others still run theirs inside the kernel, under the guard (autograde/run/guard.py), until they are ported.
-CHECKED_OUTSIDE = frozenset({"01-weighted-sum", "03-self-attention", "04-long-sequences", "06-beyond-text",
-                             "07-backward-pass"})
+CHECKED_OUTSIDE = frozenset({"01-weighted-sum", "02-additive-attention", "03-self-attention", "04-long-sequences",
+                             "06-beyond-text", "07-backward-pass"})
 
 
 def _kind(cell) -> str:

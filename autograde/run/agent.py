@@ -34,6 +34,24 @@ class KernelSide(Endpoint):
     def __init__(self, shell):
         super().__init__("$handle", "$lent")
         self.shell = shell
+        self.mirrored: dict = {}  # lent id -> the mirror of a module of the checker's
+
+    # A module the checker lends (a correct earlier exercise's, built from a lent class) is mirrored here as a
+    # module: its parameters are the kernel's, so that the student's model holds them and trains them, and a call
+    # runs in the checker, with gradients back through it (see _lent_module_class).
+    def _resolve(self, node):
+        if self.imported in node and "torch.nn.modules.module.Module" in (node.get("types") or ()):
+            ident = int(node[self.imported])
+            if ident not in self.mirrored:
+                self.mirrored[ident] = _lent_module_class()(self, ident)
+            return self.mirrored[ident]
+        return super()._resolve(node)
+
+    def _handle(self, obj):
+        ident = getattr(type(obj), "_lent_mirror", False) and obj.__dict__.get("_lent_id")
+        if ident:
+            return {self.imported: ident}
+        return super()._handle(obj)
 
     @contextlib.contextmanager
     def watch(self, caught: list):
@@ -124,6 +142,145 @@ class KernelSide(Endpoint):
         for name in found:
             names[name] = scratch[name]
         return {"ran": ran, "found": found}
+
+
+_LENT: list = []
+
+
+def _lent_module_class():
+    """The class of the mirrors of the checker's modules (made once torch is imported).
+
+    A mirror holds the module's parameters as its own (children mirrored alike, so ``.parameters()``,
+    ``.double()``, ``.eval()`` and optimisers work on them), and its ``forward`` asks the checker to run the module
+    with these values: the parameters changed here since the last call are sent, those the checker changed come
+    back. Where a gradient is wanted, the call is one autograd node whose backward asks the checker for the
+    gradients of its inputs and parameters. Attributes the mirror does not hold (``attn.last_weights``) are read
+    from the checker's module."""
+    if _LENT:
+        return _LENT[0]
+    torch = __import__("torch")
+
+    class LentCall(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, call, *tensors):
+            out, graph = call.run(tensors, graph=True)
+            ctx.call, ctx.graph = call, graph
+            return tuple(out)
+
+        @staticmethod
+        @torch.autograd.function.once_differentiable
+        def backward(ctx, *grads):
+            call = ctx.call
+            found = call.side.request("lent_backward", call.mirror._lent_id, graph=ctx.graph, grads=list(grads),
+                                      wanted=list(ctx.needs_input_grad[1:]))
+            return (None, *found)
+
+    class Call:
+        """One call of a mirror: its arguments, with the tensors among them apart (they are the autograd inputs)."""
+
+        def __init__(self, mirror, args, kwargs):
+            self.mirror, self.side, self.args, self.kwargs = mirror, mirror._lent_side, list(args), dict(kwargs)
+            self.places = [("a", i) for i, a in enumerate(self.args) if torch.is_tensor(a)] + [
+                ("k", k) for k, v in self.kwargs.items() if torch.is_tensor(v)]
+            self.params = list(mirror._lent_parameters())
+            self.layout = None
+            self.wanted = [bool(t.requires_grad) for t in self.tensors() + [p for _, _, p in self.params]]
+
+        def tensors(self):
+            return [self.args[i] if kind == "a" else self.kwargs[i] for kind, i in self.places]
+
+        def run(self, tensors, graph):
+            args, kwargs = list(self.args), dict(self.kwargs)
+            inputs = tensors[:len(self.places)]
+            for (kind, i), t in zip(self.places, inputs):
+                if kind == "a":
+                    args[i] = t.detach()
+                else:
+                    kwargs[i] = t.detach()
+            sent = [[owner, name, p.detach()] for owner, name, p in self.params if self.mirror._lent_stale(p)]
+            order = [[owner, name] for owner, name, _ in self.params] if graph else []
+            answer = self.side.request("lent_forward", self.mirror._lent_id, args=args, kwargs=kwargs, params=sent,
+                                       training=self.mirror.training, graph=graph, wanted=self.wanted, order=order)
+            self.mirror._lent_update(answer.get("updates") or [])
+            out = answer.get("out")
+            if not graph:
+                return out, None
+            self.layout = answer.get("layout")
+            return answer.get("leaves"), answer.get("graph")
+
+    class LentModule(torch.nn.Module):
+        _lent_mirror = True
+
+        def __init__(self, side, ident):
+            super().__init__()
+            self.__dict__.update(_lent_side=side, _lent_id=ident, _lent_versions={}, _lent_ready=False)
+            layout = side.request("layout", ident)
+            self.training = bool(layout.get("training", True))
+            for name, value in layout.get("params") or []:
+                param = torch.nn.Parameter(value.detach().clone(), requires_grad=bool(value.requires_grad))
+                self.register_parameter(name, param)
+                self._lent_versions[name] = (param._version, param.dtype, param.data_ptr())
+            for name, child in layout.get("children") or []:
+                self.add_module(name, child)
+            self.__dict__["_lent_ready"] = True
+
+        def _lent_parameters(self):
+            for module in self.modules():
+                if getattr(type(module), "_lent_mirror", False):
+                    for name, p in module._parameters.items():
+                        if p is not None:
+                            yield module._lent_id, name, p
+
+        def _lent_stale(self, p):
+            for module in self.modules():
+                if getattr(type(module), "_lent_mirror", False):
+                    for name, q in module._parameters.items():
+                        if q is p:
+                            return module._lent_versions.get(name) != (p._version, p.dtype, p.data_ptr())
+            return True
+
+        def _lent_update(self, updates):
+            for owner, name, value in updates:
+                module = owner if getattr(type(owner), "_lent_mirror", False) else None
+                if module is not None and module._parameters.get(name) is not None:
+                    p = module._parameters[name]
+                    with torch.no_grad():
+                        p.data = value.to(p.dtype)
+            for module in self.modules():
+                if getattr(type(module), "_lent_mirror", False):
+                    for name, p in module._parameters.items():
+                        if p is not None:
+                            module._lent_versions[name] = (p._version, p.dtype, p.data_ptr())
+
+        def forward(self, *args, **kwargs):
+            call = Call(self, args, kwargs)
+            tensors = call.tensors() + [p for _, _, p in call.params]
+            if not (torch.is_grad_enabled() and any(t.requires_grad for t in tensors)):
+                out, _ = call.run(tensors, graph=False)
+                return out
+            leaves = LentCall.apply(call, *tensors)
+            return _unflatten(call.layout, list(leaves))
+
+        def __getattr__(self, name):
+            try:
+                return super().__getattr__(name)
+            except AttributeError:
+                if name.startswith("_") or not self.__dict__.get("_lent_ready"):
+                    raise
+            return self._lent_side.request("getattr", self._lent_id, name=name)
+
+    def _unflatten(layout, leaves):
+        """The output's structure (`layout`: "T" a tensor, a list or tuple of layouts, else the value itself)."""
+        if layout == "T":
+            return leaves.pop(0)
+        if isinstance(layout, dict) and "list" in layout:
+            return [_unflatten(item, leaves) for item in layout["list"]]
+        if isinstance(layout, dict) and "tuple" in layout:
+            return tuple(_unflatten(item, leaves) for item in layout["tuple"])
+        return layout.get("value") if isinstance(layout, dict) else layout
+
+    _LENT.append(LentModule)
+    return LentModule
 
 
 _state: dict = {}

@@ -68,6 +68,9 @@ class CheckerSide(Endpoint):
     def __init__(self, control: Connection | None = None):
         super().__init__("$lent", "$handle")
         self.mirrors = {}  # the notebook's given classes, which the kernel defines alike (isinstance works on them)
+        self.synced: dict = {}  # id of a lent module's parameter -> its version when the kernel last had its values
+        self.graphs: dict = {}  # forwards of lent modules kept for their backward, by number
+        self.graph_count = 0
         self.control = control  # the grader's connection: an "abort" on it ends a wait for the kernel
 
     def serve_until_reply(self):
@@ -85,6 +88,87 @@ class CheckerSide(Endpoint):
         if self.conn not in readable:
             self.control.recv()
             raise Closed("the kernel's cell ended without answering the test")
+
+    # The checker's modules lent to the kernel (a correct earlier exercise's): the kernel mirrors them and asks
+    # for their layout, their forward with its parameters' values, and the gradients of a forward it kept.
+    def perform(self, message: dict, blobs):
+        op = message.get("op")
+        if op not in ("layout", "lent_forward", "lent_backward"):
+            return super().perform(message, blobs)
+        module = self._resolve({self.export: message.get("target")})
+        field = lambda key: self.unpack(message.get(key), blobs)  # noqa: E731
+        if op == "layout":
+            for p in module._parameters.values():
+                if p is not None:
+                    self.synced[id(p)] = p._version
+            return {"params": [[n, p] for n, p in module._parameters.items() if p is not None],
+                    "children": [[n, c] for n, c in module._modules.items() if c is not None],
+                    "training": module.training}
+        if op == "lent_forward":
+            return self._lent_forward(module, field)
+        return self._lent_backward(field)
+
+    def _lent_forward(self, module, field):
+        import torch
+
+        updates = []  # the parameters a test changed here since the kernel last had them: the kernel takes these
+        for owner in module.modules():
+            for name, p in owner._parameters.items():
+                if p is not None and self.synced.get(id(p), p._version) != p._version:
+                    updates.append([owner, name, p.detach().clone()])
+                    self.synced[id(p)] = p._version
+        changed = {(id(owner), name) for owner, name, _ in updates}
+        for ident, name, value in field("params") or []:
+            owner = self._resolve({self.export: ident})
+            p = owner._parameters.get(str(name)) if isinstance(owner, torch.nn.Module) else None
+            if p is not None and (id(owner), name) not in changed:
+                p.data = torch.as_tensor(value)
+                self.synced[id(p)] = p._version
+        module.train(bool(field("training")))
+        args, kwargs = list(field("args") or ()), dict(field("kwargs") or {})
+        graph, wanted = bool(field("graph")), list(field("wanted") or [])
+        inputs = []
+        for i, a in enumerate(args):
+            if torch.is_tensor(a):
+                inputs.append(("a", i))
+        inputs += [("k", k) for k, v in kwargs.items() if torch.is_tensor(v)]
+        leaves_in = []
+        for (kind, i), want in zip(inputs, wanted):
+            holder = args if kind == "a" else kwargs
+            if want and graph and (holder[i].is_floating_point() or holder[i].is_complex()):
+                holder[i] = holder[i].detach().requires_grad_(True)
+            leaves_in.append(holder[i])
+        with torch.enable_grad() if graph else torch.no_grad():
+            out = module(*args, **kwargs)
+        if not graph:
+            return {"out": out, "updates": updates}
+        leaves: list = []
+        layout = _layout(out, leaves)
+        params = [self._resolve({self.export: ident})._parameters.get(str(name)) for ident, name in field("order") or []]
+        self.graph_count += 1
+        self.graphs[self.graph_count] = (leaves, leaves_in, params)
+        while len(self.graphs) > 4096:  # forwards whose backward never came (evaluation with gradients on)
+            self.graphs.pop(next(iter(self.graphs)))
+        return {"leaves": [t.detach() for t in leaves], "layout": layout, "graph": self.graph_count,
+                "updates": updates}
+
+    def _lent_backward(self, field):
+        import torch
+
+        leaves, inputs, params = self.graphs.pop(int(field("graph")), ((), (), ()))
+        wanted = list(field("wanted") or [])
+        grads = list(field("grads") or [])
+        targets = list(inputs) + list(params)
+        asked = [i for i, t in enumerate(targets) if i < len(wanted) and wanted[i] and t is not None
+                 and t.requires_grad]
+        pairs = [(out, g) for out, g in zip(leaves, grads) if g is not None and out.requires_grad]
+        found = [None] * len(wanted)
+        if asked and pairs:
+            got = torch.autograd.grad([o for o, _ in pairs], [targets[i] for i in asked],
+                                      [g.to(o.dtype) for o, g in pairs], allow_unused=True)
+            for i, g in zip(asked, got):
+                found[i] = g
+        return found
 
     def parameter(self, tensor, ref: dict):
         """A parameter of the student's module: its values, linked to it (:func:`kernel_parameter_class`)."""
@@ -133,6 +217,18 @@ def kernel_parameter_class() -> type:
 
     _PARAMETER_CLASS.append(KernelParameter)
     return KernelParameter
+
+
+def _layout(value, leaves: list):
+    """`value`'s structure for the kernel, its tensors appended to `leaves` ("T" for each)."""
+    import torch
+
+    if torch.is_tensor(value):
+        leaves.append(value)
+        return "T"
+    if isinstance(value, (list, tuple)):
+        return {"list" if isinstance(value, list) else "tuple": [_layout(v, leaves) for v in value]}
+    return {"value": value}
 
 
 class MemoryProbe:
@@ -198,25 +294,6 @@ def _mentioned(source: str) -> set[str] | None:
 
 
 _FOLDER: dict = {}  # the folder of the current notebook's cells, as files (one notebook at a time per process)
-_running: list = []  # the notebook checker whose test cell runs now (one at a time in this process)
-
-
-def _forward_seeds() -> None:
-    """Make this process's ``torch.manual_seed`` seed the kernel's torch too while a test cell runs, so that what
-    the student's code draws (a module's initial weights) follows the test's seed, as beside it in one process."""
-    torch = sys.modules.get("torch")
-    if torch is None or getattr(torch.manual_seed, "_forwards", False):
-        return
-    own = torch.manual_seed
-
-    def manual_seed(seed):
-        result = own(seed)
-        if _running and _running[-1].side.conn is not None:
-            _running[-1].side.request("seed", None, seed=int(seed))
-        return result
-
-    manual_seed._forwards = True
-    torch.manual_seed = manual_seed
 
 
 class NotebookChecker:
@@ -368,6 +445,8 @@ class NotebookChecker:
         except BaseException as e:  # the grader's own cell failed here: said, and the tests that need it fail
             return {"status": "error", "ename": type(e).__name__, "evalue": one_line(e)}
         finally:
+            self.side.sync_random = "torch" in sys.modules and any(
+                v is sys.modules["torch"] for v in self.ns.values())
             self.side.mirrors.update({f"__main__.{v.__qualname__}": v for v in self.ns.values()
                                       if isinstance(v, type) and v.__module__ == "__main__"})
         return {"status": "ok"}
@@ -393,8 +472,6 @@ class NotebookChecker:
         out = io.StringIO()
         result: dict
         sock = None
-        _forward_seeds()
-        _running.append(self)
         try:
             sock = self._connect()
             self.side.conn = sock
@@ -424,7 +501,7 @@ class NotebookChecker:
             result = {"status": "error", "student": False, "ename": type(e).__name__,
                       "evalue": str(e)[:TEST_MESSAGE_CHARS], "line": lines[-1] if lines else 1}
         finally:
-            _running.remove(self)
+            self.side.graphs.clear()
             if sock is not None:
                 with contextlib.suppress(OSError):
                     sock.sendall(_DONE)
@@ -488,7 +565,9 @@ class CheckerProcess:
 
     def _start(self) -> None:
         parent, child = socket.socketpair()
-        env = dict(os.environ, MPLBACKEND="Agg", PYTHONDONTWRITEBYTECODE="1")
+        # OpenMP's threads wait for work by spinning: while the checker waits for the kernel (a lent module's calls
+        # go back and forth thousands of times in a training run) they would take the CPU the kernel needs.
+        env = dict(os.environ, MPLBACKEND="Agg", PYTHONDONTWRITEBYTECODE="1", OMP_WAIT_POLICY="PASSIVE")
         for name in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
             env[name] = str(self.threads)
         root = str(Path(__file__).resolve().parents[2])

@@ -26,6 +26,8 @@ def gradients(target, args, wrt=(), pick=0, cotangent=None, kwargs=None):
     args = _leaves(args, wrt)
     out = target(*args, **(kwargs or {}))
     first = out if pick is None else out[pick]
+    if isinstance(first, (tuple, list)):  # every output: the gradients of the sum of all of them
+        first = sum(t.sum() for t in first)
     named = list(target.named_parameters()) if isinstance(target, torch.nn.Module) else []
     leaves = [args[i] for i in wrt] + [p for _, p in named]
     if not leaves:

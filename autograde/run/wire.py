@@ -373,12 +373,32 @@ class Endpoint:
     def unpack(self, tree, blobs):
         return decode(tree, blobs, self._resolve)
 
+    # One stream of random numbers for both sides: a request that runs the other side's code carries the state of
+    # torch's generator, and its reply carries it back, so that what the student's code draws and what the test
+    # draws follow each other as they did in one process (a test's inputs and a module's initial weights alike).
+    sync_random = False  # whether this side's requests carry it (the checker's, once its notebook has torch)
+    RANDOM_OPS = frozenset(("call", "probe", "rerun_answer"))
+
+    def _random_state(self):
+        torch = _torch()
+        return torch.get_rng_state() if torch is not None else None
+
+    def _set_random_state(self, state) -> None:
+        torch = _torch()
+        if torch is not None and is_tensor(state) and state.dtype == torch.uint8 and state.dim() == 1:
+            try:
+                torch.set_rng_state(state)
+            except RuntimeError:  # (not a generator's state)
+                pass
+
     # Requests: send one, answering the other side's requests until the reply comes.
     def request(self, op: str, target=None, **fields):
         if self.conn is None:
             raise Closed("no connection")
         message = {"op": op, "target": target}
         blobs = []
+        if self.sync_random and op in self.RANDOM_OPS and _torch() is not None:
+            message["random"] = encode(self._random_state(), blobs, self._handle)
         for key, value in fields.items():
             message[key] = encode(value, blobs, self._handle)
         self.sent_bytes += sum(len(b) for b in blobs)
@@ -390,6 +410,8 @@ class Endpoint:
             self.wait()
             message, blobs = receive(self.conn)
             if "op" not in message:
+                if "random" in message:
+                    self._set_random_state(decode(message["random"], blobs, self._resolve))
                 if message.get("warnings"):
                     self.warned(message["warnings"])
                 if "raised" in message:
@@ -402,7 +424,10 @@ class Endpoint:
     def answer(self, message: dict, blobs) -> None:
         """Carry out one request of the other side's and send the reply."""
         caught = []
+        random = "random" in message and _torch() is not None
         try:
+            if random:
+                self._set_random_state(decode(message["random"], blobs, self._resolve))
             with self.watch(caught):
                 result = self.perform(message, blobs)
             tree, out = self.pack(result)
@@ -414,6 +439,8 @@ class Endpoint:
             reply = {"raised": {"type": type_name(error), "message": one_line(error), "frame": self.frame_of(error),
                                 "bases": [c.__name__ for c in type(error).__mro__[1:8]
                                           if c.__module__ == "builtins"]}}
+        if random:
+            reply["random"] = encode(self._random_state(), out, self._handle)
         if caught:
             reply["warnings"] = caught[:20]
         send(self.conn, reply, out)
@@ -444,6 +471,8 @@ class Endpoint:
             return one_line(target)
         if op == "bool":
             return bool(target)
+        if op == "isinstance":
+            return isinstance(field("value"), target) if isinstance(target, type) else False
         if op == "assign":  # a parameter changed in place on the other side: the same change here
             with __import__("torch").no_grad():
                 target.copy_(field("value"))
@@ -517,6 +546,9 @@ class Proxy:
 
     def __bool__(self):
         return bool(self._ask("bool"))
+
+    def __instancecheck__(self, instance):  # isinstance(x, a class of the other side's): asked there
+        return bool(self._ask("isinstance", value=instance))
 
     def __repr__(self):
         return f"<the other side's object #{object.__getattribute__(self, '_id')}>"

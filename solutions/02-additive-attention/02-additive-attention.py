@@ -43,8 +43,8 @@
 # each mistake costs its points once. The trained model's thresholds hold, with
 # a wide margin, for every random seed and every order of creating the modules
 # that we tried. The names `expect_shape`, `expect_close`,
-# `recorded_warnings` and `retry_with_reference` belong to the tests: do not
-# define your own with these names.
+# `recorded_warnings`, `retry_with_reference` and `gradients_of` belong to the
+# tests: do not define your own with these names.
 #
 # **Conventions.** Masks are boolean and **`True` means "may attend"**. A
 # query whose keys are all masked gets all-zero weights and a zero output
@@ -129,6 +129,23 @@ def expect_close(actual, expected, what, atol=1e-8, rtol=1e-6, warned=()):
             + (" Your values agree only to about 1e-5, as float32 arithmetic does: compute in float64, "
                "or return float32 (float32 answers are compared at float32's precision)." if nearly else "")
             + _warning_note(warned))
+
+
+def gradients_of(module, args, wrt=(), pick=0):
+    """The gradients of the sum of `module(*args)[pick]` (of all its outputs if `pick` is None) with respect to
+    `args[i]` (for each i in `wrt`) and to every parameter of `module`: (the output, [gradient of each of those
+    args], {parameter name: gradient}). A gradient that does not reach is None.
+    """
+    args = list(args)
+    for i in wrt:
+        args[i] = torch.as_tensor(args[i]).detach().requires_grad_(True)
+    out = module(*args)
+    first = out if pick is None else out[pick]
+    if isinstance(first, (tuple, list)):
+        first = sum(t.sum() for t in first)
+    named = list(module.named_parameters())
+    found = torch.autograd.grad(first.sum(), [args[i] for i in wrt] + [p for _, p in named], allow_unused=True)
+    return out, list(found[:len(wrt)]), {name: g for (name, _), g in zip(named, found[len(wrt):])}
 
 
 def retry_with_reference(check, references):
@@ -412,15 +429,15 @@ expect_close(w[0].sum(-1), torch.ones(3), "the weight sums of batch item 0 under
 ### BEGIN HIDDEN TESTS
 torch.manual_seed(2)
 attention = AdditiveAttention(4, 4, 8).double()
-q = torch.randn(2, 3, 4, dtype=torch.float64, requires_grad=True)
-k = torch.randn(2, 5, 4, dtype=torch.float64, requires_grad=True)
-v = torch.randn(2, 5, 3, dtype=torch.float64, requires_grad=True)
+q = torch.randn(2, 3, 4, dtype=torch.float64)
+k = torch.randn(2, 5, 4, dtype=torch.float64)
+v = torch.randn(2, 5, 3, dtype=torch.float64)
 full = torch.ones(2, 3, 5, dtype=torch.bool)
 full[1, 2] = False  # query 2 of batch item 1 may attend to nothing
-out, w = attention(q, k, v, full)
-(out.sum() + w.sum()).backward()
-for name, t in [("queries", q), ("keys", k), ("values", v)] + [(n, p) for n, p in attention.named_parameters()]:
-    assert t.grad is not None and torch.isfinite(t.grad).all(), (
+# The gradients of out.sum() + w.sum() (gradients_of runs the backward pass where your module is).
+_, grads, parameter_grads = gradients_of(attention, (q, k, v, full), wrt=(0, 1, 2), pick=None)
+for name, grad in [("queries", grads[0]), ("keys", grads[1]), ("values", grads[2])] + list(parameter_grads.items()):
+    assert grad is not None and torch.isfinite(grad).all(), (
         f"the gradient with respect to {name} is not finite when a query is fully masked. A row of only -inf "
         "scores makes softmax nan, and nan gradients flow back through whatever was added to the scores: give "
         "fully masked rows finite scores before softmax (masked_fill or torch.where), then set their weights to 0")
