@@ -31,6 +31,10 @@ class KernelSide(Endpoint):
     """The kernel's end: the student's objects go out as handles, warnings are recorded, and an exception's
     frame is the innermost one in a cell of the notebook (its execution count and line)."""
 
+    @property
+    def sync_random(self):  # (its own requests, a lent class called, carry torch's generator too: one stream)
+        return "torch" in sys.modules
+
     def __init__(self, shell):
         super().__init__("$handle", "$lent")
         self.shell = shell
