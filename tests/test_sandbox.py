@@ -13,6 +13,7 @@ import os
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -258,6 +259,66 @@ def test_a_kernels_processes_share_one_memory_limit(limited):
     assert others and {r["status"] for r in others} == {"passed"}, [r for r in others if r["status"] != "passed"]
 
 
+def cpu_cgroup_problem() -> str | None:
+    """Why no CPU limit can be set on a kernel here (None if one can)."""
+    folder, problem = sandbox.make_cpu_cgroup(f"ag-test-{os.getpid()}", 1)
+    if folder is not None:
+        sandbox.remove_cgroup(folder)
+    elif problem is None:  # (cgroup v2: on the memory cgroup)
+        memory, problem = sandbox.make_memory_cgroup(f"ag-test-{os.getpid()}", 64 * 2**20)
+        if memory is not None:
+            problem = sandbox.limit_cpu_v2(memory, 1)
+            sandbox.remove_cgroup(memory)
+    return problem
+
+
+def busy_children_cpu(folder: str | None, children: int = 3, seconds: float = 2.0) -> float:
+    """The CPU seconds `children` busy processes got in `seconds` of wall time, started by a process that joined
+    the cgroup `folder` first (as the kernel's launcher joins the kernel's)."""
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the 'kernel'
+        try:
+            if folder is not None:
+                sandbox.join_cgroup(folder)
+            pipes = []
+            for _ in range(children):
+                r, w = os.pipe()
+                if os.fork() == 0:
+                    end = time.monotonic() + seconds
+                    while time.monotonic() < end:
+                        pass
+                    os.write(w, repr(time.process_time()).encode())
+                    os._exit(0)
+                os.close(w)
+                pipes.append(r)
+            os.write(write, repr(sum(float(os.read(r, 64)) for r in pipes)).encode())
+        finally:
+            os._exit(0)
+    os.close(write)
+    used = float(os.read(read, 64) or "nan")
+    os.waitpid(pid, 0)
+    return used
+
+
+def test_a_kernels_processes_share_one_cpu_budget():
+    # The quota on the cgroup the kernel manager makes for a kernel granted one thread (1.2 cores) holds all the
+    # processes in it together: three busy children get 1.2 cores between them, not one core each.
+    problem = cpu_cgroup_problem()
+    if problem is not None:
+        pytest.skip(f"no CPU limit can be set here ({problem}): the time limits still charge all processes' CPU")
+    folder, _ = sandbox.make_cpu_cgroup(f"ag-test-budget-{os.getpid()}", 1)
+    made_v2 = folder is None
+    if made_v2:
+        folder, _ = sandbox.make_memory_cgroup(f"ag-test-budget-{os.getpid()}", 2**30)
+        assert sandbox.limit_cpu_v2(folder, 1) is None
+    try:
+        used = busy_children_cpu(folder)
+    finally:
+        sandbox.remove_cgroup(folder)
+    assert used < 1.45 * 2.0, f"three busy children in a kernel's cgroup got {used:.2f} s of CPU in 2 s"
+
+
 @pytest.mark.slow
 @pytest.mark.sandbox
 def test_no_kernel_cgroup_outlives_grading(limited):
@@ -266,6 +327,10 @@ def test_no_kernel_cgroup_outlives_grading(limited):
         pytest.skip("no memory cgroup here")
     assert len(limited["kernels"]) >= 3, f"the run's kernels were not seen: {limited['kernels']}"  # (not vacuous)
     assert limited["cgroups_left"] == [], "kernels' cgroups were left behind"
+    cpu_parent = sandbox.cpu_cgroup_parent()
+    if cpu_parent is not None:
+        left = [name for name in limited["kernels"] if Path(cpu_parent, name).exists()]
+        assert left == [], f"kernels' CPU cgroups were left behind: {left}"
 
 
 def kernel_command(monkeypatch, made) -> tuple[list[str], object]:
@@ -276,6 +341,7 @@ def kernel_command(monkeypatch, made) -> tuple[list[str], object]:
 
     if made is not None:
         monkeypatch.setattr(sandbox, "make_memory_cgroup", lambda name, limit: made)
+        monkeypatch.setattr(sandbox, "make_cpu_cgroup", lambda name, threads: (None, "no cpu controller here"))
     manager = SandboxKernelManager(kernel_name="python3")
 
     async def prepare():
@@ -289,14 +355,16 @@ def test_without_a_cgroup_the_kernel_starts_with_the_per_process_limit_and_the_l
     from autograde.run import kernel_manager
 
     monkeypatch.setitem(kernel_manager._said, "no cgroup", False)
+    monkeypatch.setitem(kernel_manager._said, "no cpu cgroup", False)
     with caplog.at_level("WARNING", logger="autograde"):
         command, manager = kernel_command(monkeypatch, (None, "no memory controller here"))
     import asyncio
 
     asyncio.run(manager._async_cleanup_resources())
     assert "--cgroup" not in command and "--memory" in command, command
-    assert any("no memory controller here" in r.getMessage() and "not all of them together" in r.getMessage()
-               for r in caplog.records), [r.getMessage() for r in caplog.records]
+    said = [r.getMessage() for r in caplog.records]
+    assert any("no memory controller here" in m and "not all of them together" in m for m in said), said
+    assert any("no cpu controller here" in m and "no CPU limit" in m for m in said), said
 
 
 def test_a_kernels_cgroup_is_made_for_it_and_removed_with_it(monkeypatch):
@@ -311,5 +379,13 @@ def test_a_kernels_cgroup_is_made_for_it_and_removed_with_it(monkeypatch):
     limit = next(Path(folder, f).read_text() for f in ("memory.max", "memory.limit_in_bytes")
                  if Path(folder, f).exists())
     assert int(limit) == manager.memory_mib * 2**20
+    # The CPU budget: on the same cgroup (v2) or on one of the CPU hierarchy's of the same name (v1).
+    folders = [command[i + 1] for i, part in enumerate(command) if part == "--cgroup"]
+    quota = [Path(f, "cpu.max").read_text().split()[0] if Path(f, "cpu.max").exists() else
+             Path(f, "cpu.cfs_quota_us").read_text() for f in folders
+             if Path(f, "cpu.max").exists() or Path(f, "cpu.cfs_quota_us").exists()]
+    if cpu_cgroup_problem() is None:
+        assert [int(q) for q in quota] == [sandbox.cpu_quota(manager.threads)], (folders, quota)
+        assert sandbox.cpu_quota(1) == 120_000  # 1.2 cores of 100 ms periods for one thread
     asyncio.run(manager._async_cleanup_resources())
-    assert not os.path.exists(folder), "the kernel's cgroup outlived it"
+    assert not any(os.path.exists(f) for f in folders), "the kernel's cgroups outlived it"

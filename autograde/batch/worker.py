@@ -38,7 +38,7 @@ from ..results.classify import (
 )
 from ..run.execute import grading_settings
 from ..run.kernel_manager import SandboxKernelManager, remove_scratch_of
-from ..run.sandbox import check_sandbox, memory_cgroup_parent
+from ..run.sandbox import check_sandbox, cpu_cgroup_parent, memory_cgroup_parent
 
 log = logging.getLogger(__name__)
 
@@ -89,12 +89,12 @@ def start_pool_worker(*args) -> None:
     # holds (tempfile's, while it first looks for the temporary folder) would hang the worker and the whole pool.
     record = _worker["root"] / GRADING
     scratch = scratch_base(_worker["timeout"], _worker["kernel"], _worker["overrides"])
-    cgroup_parent = memory_cgroup_parent()
+    cgroup_parent, cpu_parent = memory_cgroup_parent(), cpu_cgroup_parent()
 
     def ended(signum, frame):
         record.unlink(missing_ok=True)
         # Its kernels die with it (bubblewrap's --die-with-parent); not their folders.
-        remove_scratch_of(os.getpid(), scratch, cgroup_parent)
+        remove_scratch_of(os.getpid(), scratch, cgroup_parent, cpu_parent)
         os._exit(128 + signum)
 
     signal.signal(signal.SIGTERM, ended)
@@ -121,7 +121,7 @@ def running_in(base: Path, scratch: str | None = None) -> set[tuple[str, str]]:
         except (OSError, ValueError):
             pass
         record.unlink(missing_ok=True)
-        remove_scratch_of(int(record.parent.name.split("-")[-1]), scratch)
+        remove_scratch_of(int(record.parent.name.split("-")[-1]), scratch, None, cpu_cgroup_parent())
     return found
 
 

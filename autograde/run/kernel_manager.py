@@ -21,7 +21,7 @@ from traitlets import Bool, Integer, Unicode
 from . import sandbox
 
 log = logging.getLogger(__name__)
-_said = {"no cgroup": False}  # what this process has logged once
+_said = {"no cgroup": False, "no cpu cgroup": False}  # what this process has logged once
 
 
 class SandboxKernelManager(AsyncKernelManager):
@@ -97,6 +97,14 @@ class SandboxKernelManager(AsyncKernelManager):
             _said["no cgroup"] = True
             log.warning("no memory cgroup for the kernels (%s): each of a kernel's processes is limited to %d MiB of "
                         "address space, but not all of them together", problem, self.memory_mib)
+        # One CPU budget for all the kernel's threads and children (cgroup v2: on the same cgroup; v1: its own).
+        self._cpu_cgroup, problem = sandbox.make_cpu_cgroup(os.path.basename(self._scratch), self.threads)
+        if problem is None and self._cpu_cgroup is None and self._cgroup is not None:
+            problem = sandbox.limit_cpu_v2(self._cgroup, self.threads)
+        if problem is not None and not _said["no cpu cgroup"]:
+            _said["no cpu cgroup"] = True
+            log.warning("no CPU limit for the kernels (%s): the time limits charge the CPU of all a kernel's "
+                        "processes, but busy children can slow other jobs' kernels", problem)
         self.transport = "ipc"
         self.connection_file = os.path.join(self._scratch, "kernel.json")
         self.ip = sandbox.KERNEL_IPC if self.sandbox else os.path.join(self._scratch, "ipc")
@@ -111,8 +119,9 @@ class SandboxKernelManager(AsyncKernelManager):
         launcher = [sys.executable, str(sandbox.LAUNCHER), "--memory", str(self.memory_mib),
                     "--file-size", str(self.file_size_mib), "--threads", str(self.threads),
                     "--processes", str(self.max_processes), "--disk", str(self.disk_mib)]
-        if getattr(self, "_cgroup", None):
-            launcher += ["--cgroup", self._cgroup]
+        for folder in (getattr(self, "_cgroup", None), getattr(self, "_cpu_cgroup", None)):
+            if folder:
+                launcher += ["--cgroup", folder]
         return launcher + ([] if self.sandbox else ["--no-sandbox"]) + ["--"] + command
 
     async def _async_launch_kernel(self, kernel_cmd, **kw):
@@ -154,6 +163,9 @@ class SandboxKernelManager(AsyncKernelManager):
         if getattr(self, "_cgroup", None):
             sandbox.remove_cgroup(self._cgroup)
             self._cgroup = None
+        if getattr(self, "_cpu_cgroup", None):
+            sandbox.remove_cgroup(self._cpu_cgroup)
+            self._cpu_cgroup = None
 
     # The base class binds this name to its own method, which nbclient calls after a kernel died.
     cleanup_resources = _async_cleanup_resources
@@ -199,7 +211,8 @@ def log_tail(path: Path, lines: int = 8, chars: int = 1000) -> str:
     return "\n".join(kept)[:chars]
 
 
-def remove_scratch_of(pid: int, scratch_base: str | None = None, cgroup_parent: str | None = None) -> None:
+def remove_scratch_of(pid: int, scratch_base: str | None = None, cgroup_parent: str | None = None,
+                      cpu_parent: str | None = None) -> None:
     """Remove the scratch folders (and cgroups) of the kernels a (lost) worker process `pid` started.
 
     A signal handler passes `scratch_base` and `cgroup_parent`, found before it
@@ -208,4 +221,4 @@ def remove_scratch_of(pid: int, scratch_base: str | None = None, cgroup_parent: 
     """
     for folder in Path(scratch_base or tempfile.gettempdir()).glob(f"ag-{pid}-*"):
         shutil.rmtree(folder, ignore_errors=True)
-    sandbox.remove_cgroups_of(f"ag-{pid}-", cgroup_parent)
+    sandbox.remove_cgroups_of(f"ag-{pid}-", cgroup_parent, cpu_parent)

@@ -297,6 +297,12 @@ def _own_memory_cgroup() -> tuple[str, int] | tuple[None, str]:
     cgroup v2 where its memory controller is on, else v1's memory hierarchy
     (hybrid set-ups such as this container's have memory only there).
     """
+    return _own_cgroup("memory")
+
+
+def _own_cgroup(controller: str) -> tuple[str, int] | tuple[None, str]:
+    """This process's cgroup that governs `controller` ("memory", "cpu"), as (folder, cgroup version), or (None,
+    why there is none)."""
     try:
         lines = Path("/proc/self/cgroup").read_text().splitlines()
         mounts = [line.split(" - ") for line in Path("/proc/self/mountinfo").read_text().splitlines() if " - " in line]
@@ -315,18 +321,61 @@ def _own_memory_cgroup() -> tuple[str, int] | tuple[None, str]:
             root, point = fields[3], fields[4]
             if version == 2 and fstype == "cgroup2" and v2 is not None:
                 path = v2
-            elif version == 1 and fstype == "cgroup" and "memory" in options.split(",") and "memory" in v1:
-                path = v1["memory"]
+            elif version == 1 and fstype == "cgroup" and controller in options.split(",") and controller in v1:
+                path = v1[controller]
             else:
                 continue
             if root != "/" and not (path == root or path.startswith(root + "/")):
                 continue  # (a cgroup namespace's view that does not hold this process's cgroup)
             relative = os.path.relpath(path, root)
             folder = point if relative == "." else os.path.join(point, relative)
-            if version == 2 and "memory" not in Path(folder, "cgroup.controllers").read_text().split():
+            if version == 2 and controller not in Path(folder, "cgroup.controllers").read_text().split():
                 continue
             return os.path.normpath(folder), version
-    return None, "no cgroup with a memory controller is mounted for this process"
+    return None, f"no cgroup with a {controller} controller is mounted for this process"
+
+
+CPU_PERIOD_US = 100_000
+
+
+def cpu_quota(threads: int) -> int:
+    """The CPU time (µs per :data:`CPU_PERIOD_US`) a kernel's processes may use together: the cores its thread
+    pools were granted, and a fifth of a core for the kernel's own messaging threads."""
+    return int((max(threads, 1) + 0.2) * CPU_PERIOD_US)
+
+
+def make_cpu_cgroup(name: str, threads: int) -> tuple[str | None, str | None]:
+    """A new cgroup `name` below this process's in the CPU controller's hierarchy, whose processes together use
+    at most :func:`cpu_quota` of the CPU (busy threads or children of a cell cannot take more, nor starve the
+    kernels of other jobs). Returns (its folder, None), or (None, why none could be made). Where memory and CPU
+    share one hierarchy (cgroup v2), the quota is set on the kernel's memory cgroup instead and this returns
+    (None, None)."""
+    parent, version = _own_cgroup("cpu")
+    if parent is None:
+        return None, version
+    if version == 2:
+        return None, None
+    folder = os.path.join(parent, name)
+    try:
+        os.mkdir(folder)
+        Path(folder, "cpu.cfs_period_us").write_text(str(CPU_PERIOD_US))
+        Path(folder, "cpu.cfs_quota_us").write_text(str(cpu_quota(threads)))
+    except OSError as e:
+        remove_cgroup(folder)
+        return None, f"cannot make a cpu cgroup in {parent} (cgroup v1): {e.strerror or e}"
+    return folder, None
+
+
+def limit_cpu_v2(folder: str, threads: int) -> str | None:
+    """Set the CPU quota on the kernel's cgroup v2 `folder` (memory and CPU in one); None, or why it could not."""
+    try:
+        control = Path(os.path.dirname(folder), "cgroup.subtree_control")
+        if "cpu" not in control.read_text().split():
+            control.write_text("+cpu")
+        Path(folder, "cpu.max").write_text(f"{cpu_quota(threads)} {CPU_PERIOD_US}")
+    except OSError as e:
+        return f"cannot set cpu.max on {folder}: {e.strerror or e}"
+    return None
 
 
 def make_memory_cgroup(name: str, limit_bytes: int) -> tuple[str | None, str | None]:
@@ -396,14 +445,22 @@ def memory_cgroup_parent() -> str | None:
     return _own_memory_cgroup()[0]
 
 
-def remove_cgroups_of(prefix: str, parent: str | None = None) -> None:
-    """Remove the cgroups named `prefix`* below `parent`, by default this process's (those of a lost worker's kernels)."""
+def cpu_cgroup_parent() -> str | None:
+    """The cgroup folder below which kernels' CPU cgroups are made (cgroup v1 only), or None."""
+    parent, version = _own_cgroup("cpu")
+    return parent if version == 1 else None
+
+
+def remove_cgroups_of(prefix: str, parent: str | None = None, *others: str | None) -> None:
+    """Remove the cgroups named `prefix`* below `parent`, by default this process's memory cgroup (those of a lost
+    worker's kernels), and below each of `others` (the CPU hierarchy's, where it is another)."""
     if parent is None:
         parent, _ = _own_memory_cgroup()
-    if parent is not None:
-        for folder in Path(parent).glob(f"{prefix}*"):
-            if folder.is_dir():
-                remove_cgroup(str(folder))
+    for folder_parent in (parent, *others):
+        if folder_parent is not None:
+            for folder in Path(folder_parent).glob(f"{prefix}*"):
+                if folder.is_dir():
+                    remove_cgroup(str(folder))
 
 
 def set_limits(memory_mib: int, file_size_mib: int) -> None:
@@ -425,16 +482,16 @@ def main(argv: list[str]) -> None:
     parser.add_argument("--threads", required=True, help="threads for NumPy and PyTorch")
     parser.add_argument("--processes", type=int, required=True, help="processes beyond the thread pools (0: no limit)")
     parser.add_argument("--disk", type=int, required=True, help="size of the sandbox's /tmp in MiB (0: no limit)")
-    parser.add_argument("--cgroup", default=None, help="a cgroup folder to join first (its memory limit holds for "
-                                                          "the kernel's processes together)")
+    parser.add_argument("--cgroup", action="append", default=[], help="a cgroup folder to join first (its memory "
+                        "and CPU limits hold for the kernel's processes together); may be given once per hierarchy")
     parser.add_argument("--no-sandbox", action="store_true", help="only apply the memory and file-size limits")
     parser.add_argument("command", nargs=argparse.REMAINDER, help="-- then the kernel command")
     args = parser.parse_args(argv)
     command = args.command[1:] if args.command[:1] == ["--"] else args.command
     connection = os.path.abspath(command[command.index("-f") + 1])
     scratch = os.path.dirname(connection)
-    if args.cgroup:  # before anything else starts: every process of the kernel's is in it, and cannot leave
-        join_cgroup(args.cgroup)
+    for folder in args.cgroup:  # before anything else starts: every process of the kernel's is in it, and cannot leave
+        join_cgroup(folder)
     set_limits(args.memory, args.file_size)
     # The kernel's own chatter (banner, warnings, a crash's last words) goes to a log, not the grader's terminal.
     log = os.open(os.path.join(scratch, "kernel.log"), os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
