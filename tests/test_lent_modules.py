@@ -61,7 +61,7 @@ def kernel():
     """A forked 'kernel' serving its namespace; yields the checker's side of the connection."""
     from autograde.run.checker import _DONE, CheckerSide
 
-    namespace = {"train": train, "draws": draws, "run_twice": run_twice, "layer": nn.Linear(3, 2),
+    namespace = {"train": train, "draws": draws, "run_twice": run_twice, "layer": nn.Linear(3, 2), "hooked": hooked,
                  "Linear": nn.Linear}
     mine, theirs = socket.socketpair()
     pid = os.fork()
@@ -149,3 +149,28 @@ def test_one_random_stream_runs_through_both_processes(kernel):
     torch.manual_seed(11)
     assert torch.equal(first, torch.randn(3)) and torch.equal(theirs, torch.randn(2))
     assert torch.equal(last, torch.randn(2))
+
+
+def hooked(module):
+    """The kernel's code hooks a child of a lent module (as a student's TinyGPT collects weights): what it saw."""
+    seen = []
+    module.W_q.register_forward_hook(lambda mod, inputs, output: seen.append(output.detach().clone()))
+    module.w_v.register_forward_pre_hook(lambda mod, inputs: seen.append(inputs[0].shape))
+    module(torch.ones(1, 2, 8), torch.ones(1, 3, 8))
+    return seen
+
+
+def test_hooks_on_a_lent_modules_children_run_as_the_checkers_module_runs(kernel):
+    side, names = kernel
+    torch.manual_seed(5)
+    module = Oracle(8)
+    seen = names["hooked"](module)
+    assert len(seen) == 2, seen
+    assert torch.allclose(seen[0], module.W_q(torch.ones(1, 2, 8)).detach())
+    assert tuple(seen[1]) == (1, 2, 3, 8)
+
+
+def test_a_students_parameter_is_the_same_object_each_time(kernel):
+    _, names = kernel
+    layer = names["layer"]
+    assert layer.weight is layer.weight and {id(p) for p in layer.parameters()} == {id(layer.weight), id(layer.bias)}

@@ -102,6 +102,24 @@ class KernelSide(Endpoint):
             target = self._resolve({self.export: message.get("target")})
             return probe(target, *(self.unpack(message.get("args"), blobs) or ()),
                          **(self.unpack(message.get("kwargs"), blobs) or {}))
+        if op == "lent_hooks":  # the student's hooks on a mirror, as the checker's module runs (see LentModule)
+            mirror = self.mirrored.get(self.unpack(message.get("mirror"), blobs))
+            inputs = self.unpack(message.get("inputs"), blobs)
+            if mirror is None:
+                return None
+            changed = None  # (what a hook returned instead, else None: the checker keeps its own, with its graph)
+            if "output" not in message:
+                for hook in list(mirror._forward_pre_hooks.values()):
+                    result = hook(mirror, inputs if changed is None else changed)
+                    if result is not None:
+                        changed = result if isinstance(result, tuple) else (result,)
+                return changed
+            output = self.unpack(message.get("output"), blobs)
+            for hook in list(mirror._forward_hooks.values()):
+                result = hook(mirror, inputs, output if changed is None else changed)
+                if result is not None:
+                    changed = result
+            return changed
         if op == "rerun_answer":
             return self._rerun_answer(self.unpack(message.get("missing"), blobs) or [],
                                       self.unpack(message.get("references"), blobs) or {})
@@ -203,8 +221,12 @@ def _lent_module_class():
                     kwargs[i] = t.detach()
             sent = [[owner, name, p.detach()] for owner, name, p in self.params if self.mirror._lent_stale(p)]
             order = [[owner, name] for owner, name, _ in self.params] if graph else []
+            mirrors = [m for m in self.mirror.modules() if getattr(type(m), "_lent_mirror", False)]
+            hooked = [[m._lent_id, bool(m._forward_pre_hooks), bool(m._forward_hooks)] for m in mirrors
+                      if m._forward_hooks or m._forward_pre_hooks]
             answer = self.side.request("lent_forward", self.mirror._lent_id, args=args, kwargs=kwargs, params=sent,
-                                       training=self.mirror.training, graph=graph, wanted=self.wanted, order=order)
+                                       training=self.mirror.training, graph=graph, wanted=self.wanted, order=order,
+                                       hooked=hooked)
             self.mirror._lent_update(answer.get("updates") or [])
             out = answer.get("out")
             if not graph:

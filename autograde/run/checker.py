@@ -69,6 +69,7 @@ class CheckerSide(Endpoint):
         super().__init__("$lent", "$handle")
         self.mirrors = {}  # the notebook's given classes, which the kernel defines alike (isinstance works on them)
         self.synced: dict = {}  # id of a lent module's parameter -> its version when the kernel last had its values
+        self.parameters: dict = {}  # handle of a student's parameter -> its linked parameter here
         self.graphs: dict = {}  # forwards of lent modules kept for their backward, by number
         self.graph_count = 0
         self.control = control  # the grader's connection: an "abort" on it ends a wait for the kernel
@@ -138,8 +139,26 @@ class CheckerSide(Endpoint):
             if want and graph and (holder[i].is_floating_point() or holder[i].is_complex()):
                 holder[i] = holder[i].detach().requires_grad_(True)
             leaves_in.append(holder[i])
-        with torch.enable_grad() if graph else torch.no_grad():
-            out = module(*args, **kwargs)
+        # Hooks the student's code put on the kernel's mirrors (of this module or its children) run where the
+        # checker's module runs: each is a call back to the kernel with the inputs and the output, as data.
+        handles = []
+        for ident, pre, post in field("hooked") or []:
+            real = self._resolve({self.export: ident})
+            if not isinstance(real, torch.nn.Module):
+                continue
+            if pre:
+                handles.append(real.register_forward_pre_hook(
+                    lambda _, inputs, ident=ident: self.request("lent_hooks", None, mirror=ident, inputs=inputs)))
+            if post:
+                handles.append(real.register_forward_hook(
+                    lambda _, inputs, output, ident=ident: self.request("lent_hooks", None, mirror=ident,
+                                                                        inputs=inputs, output=output)))
+        try:
+            with torch.enable_grad() if graph else torch.no_grad():
+                out = module(*args, **kwargs)
+        finally:
+            for handle in handles:
+                handle.remove()
         if not graph:
             return {"out": out, "updates": updates}
         leaves: list = []
@@ -171,9 +190,21 @@ class CheckerSide(Endpoint):
         return found
 
     def parameter(self, tensor, ref: dict):
-        """A parameter of the student's module: its values, linked to it (:func:`kernel_parameter_class`)."""
-        linked = kernel_parameter_class()(tensor.detach(), requires_grad=tensor.requires_grad)
-        linked._wire_ref = self._resolve(ref)
+        """A parameter of the student's module: its values, linked to it (:func:`kernel_parameter_class`). The same
+        parameter is the same object each time it comes (``id(p)`` tells a model's parameters apart), with the
+        values it came with last."""
+        import torch
+
+        ident = ref.get(self.imported) if isinstance(ref, dict) else None
+        linked = self.parameters.get(ident)
+        if linked is None or linked.dtype != tensor.dtype or linked.shape != tensor.shape:
+            linked = kernel_parameter_class()(tensor.detach(), requires_grad=tensor.requires_grad)
+            linked._wire_ref = self._resolve(ref)
+            if ident is not None:
+                self.parameters[ident] = linked
+        else:
+            with torch._C.DisableTorchFunctionSubclass(), torch.no_grad():
+                linked.copy_(tensor)
         return linked
 
     def warned(self, warned: list) -> None:
