@@ -69,11 +69,11 @@ def source_notebook(assignment: str) -> nbformat.NotebookNode:
     return nb
 
 
-# The chapters whose test cells run in the checker, outside the student's kernel (autograde/run/checker.py). The
-# other (chapter 5) still runs its own inside the kernel, under the guard (autograde/run/guard.py); it moves with
-# the guard's and redaction's removal (graded through the checker, DESIGN.md says how far it already agrees).
+# The chapters whose test cells run in the checker, outside the student's kernel (autograde/run/checker.py): all of
+# them. A chapter left out would run its tests inside the kernel under the guard (autograde/run/guard.py), with
+# what it says redacted against its hidden tests; both go once nothing needs them.
 CHECKED_OUTSIDE = frozenset({"01-weighted-sum", "02-additive-attention", "03-self-attention", "04-long-sequences",
-                             "06-beyond-text", "07-backward-pass"})
+                             "05-transformer", "06-beyond-text", "07-backward-pass"})
 
 
 def _kind(cell) -> str:

@@ -230,8 +230,9 @@ def test_notes_are_redacted_on_the_report_and_feedback_pages_whoever_made_them(t
     # redact.)
     from autograde.results.classify import graded_cells, hidden_test_lines
     from autograde.results.tracebacks import REDACTED
-    from tests.support.integrity import guarded_hidden_line
+    from tests.support.integrity import guarded_hidden_line, guarded_in_kernel
 
+    guarded_in_kernel(monkeypatch)
     guarded, line = guarded_hidden_line()
     assert "".join(line.split()).casefold() in hidden_test_lines(guarded), "the line is not a hidden one"
     leak = f"Its last words: {line.upper()}"

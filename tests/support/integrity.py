@@ -286,13 +286,27 @@ def disguised_leaks(text: str, assignment: str = FIRST) -> dict[str, list[str]]:
     return found
 
 
-def guarded_hidden_line() -> tuple[str, str]:
-    """(assignment, one of its hidden test lines as written) for the first chapter whose tests still run in the
-    student's kernel (so what it says is redacted): the longest line that calls expect_close and that the released
-    notebook does not show."""
-    from autograde.course import CHECKED_OUTSIDE, assignment_ids
+GUARDED = "05-transformer"  # the chapter the redaction tests treat as graded inside the kernel (guarded_in_kernel)
 
-    assignment = next(a for a in assignment_ids() if a not in CHECKED_OUTSIDE)
+
+def guarded_in_kernel(monkeypatch) -> None:
+    """Make :data:`GUARDED` a chapter whose tests run inside the student's kernel, under the guard, for one test:
+    every chapter's run in the checker now, and the grader keeps that path (and its redaction) for a chapter that
+    is not."""
+    from autograde import course
+    from autograde.results import classify
+    from autograde.run import execute
+
+    outside = course.CHECKED_OUTSIDE - {GUARDED}
+    for module in (course, classify, execute):
+        monkeypatch.setattr(module, "CHECKED_OUTSIDE", outside)
+
+
+def guarded_hidden_line() -> tuple[str, str]:
+    """(assignment, one of its hidden test lines as written) for :data:`GUARDED` (made a chapter graded in the
+    kernel by :func:`guarded_in_kernel`, so what it says is redacted): the longest line that calls expect_close and
+    that the released notebook does not show."""
+    assignment = GUARDED
     source = (SOLUTIONS / assignment / f"{assignment}.py").read_text()
     released = (EXERCISES / assignment / f"{assignment}.ipynb").read_text()
     lines = [line.strip() for block in re.findall(r"### BEGIN HIDDEN TESTS\n(.*?)### END HIDDEN TESTS", source, re.DOTALL)
