@@ -90,6 +90,14 @@ class CheckerSide(Endpoint):
             self.control.recv()
             raise Closed("the kernel's cell ended without answering the test")
 
+    def _handle(self, obj):
+        # What the kernel learns of a lent object's type: the libraries' classes (a mirror needs to know a module),
+        # never the names of the tests' own classes (`_CorrectBlock`), which are the checker's business.
+        node = super()._handle(obj)
+        if isinstance(node.get("types"), list):
+            node["types"] = [t for t in node["types"] if not t.startswith("__main__.")]
+        return node
+
     # The checker's modules lent to the kernel (a correct earlier exercise's): the kernel mirrors them and asks
     # for their layout, their forward with its parameters' values, and the gradients of a forward it kept.
     def perform(self, message: dict, blobs):

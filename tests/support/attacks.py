@@ -205,7 +205,10 @@ def hidden_only_names(assignment: str) -> set[str]:
 
 # For each chapter whose tests run in the checker, the answer a searching submission wraps: (grade id, function).
 # (Not chapter 4: its hidden tests use no name of their own that its released notebook does not show.)
-SEARCHED = {FIRST: ("softmax", "softmax"), "03-self-attention": ("scaled_dot_product_attention",) * 2,
+SEARCHED = {FIRST: ("softmax", "softmax"), "02-additive-attention": ("masked_softmax",) * 2,
+            "03-self-attention": ("scaled_dot_product_attention",) * 2,
+            # (Called after the tests of TinyGPT, which lend the tests' own TransformerBlock to the kernel.)
+            "05-transformer": ("crossover_length",) * 2, "06-beyond-text": ("attention_rollout",) * 2,
             "07-backward-pass": ("softmax_backward",) * 2}
 
 
@@ -340,4 +343,5 @@ def honest_submissions() -> dict[str, tuple[str, nbformat.NotebookNode]]:
     }
 
 
-HONEST_FULL = {FIRST: 23.0, "03-self-attention": 19.0, FOURTH: 11.0, "07-backward-pass": 19.0}
+HONEST_FULL = {FIRST: 23.0, "02-additive-attention": 14.0, "03-self-attention": 19.0, FOURTH: 11.0,
+               "05-transformer": 17.0, "06-beyond-text": 18.0, "07-backward-pass": 19.0}
