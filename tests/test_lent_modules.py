@@ -69,18 +69,10 @@ def kernel():
         code = 0
         try:
             from autograde.run.agent import KernelSide
-            from autograde.run.wire import Closed, receive
 
             side = KernelSide(type("Shell", (), {"user_ns": namespace})())
             side.conn = theirs
-            while True:
-                try:
-                    message, blobs = receive(theirs)
-                except Closed:
-                    break
-                if message.get("op") == "done":
-                    break
-                side.answer(message, blobs)
+            side.serve_until_done()
         except BaseException:
             code = 1
         os._exit(code)

@@ -83,17 +83,7 @@ def test_calls_attributes_and_exceptions_cross_as_data_both_ways():
             raise ValueError("negative input\nsecond line")
         return np.full(2, x)
 
-    def serve():
-        while True:
-            try:
-                message, blobs = receive(kernel_sock)
-            except Closed:
-                return
-            if message.get("op") == "done":
-                return
-            kernel.answer(message, blobs)
-
-    thread = threading.Thread(target=serve)
+    thread = threading.Thread(target=kernel.serve_until_done)
     thread.start()
     function = Proxy(checker, checker._resolve({"$handle": kernel._handle(student)["$handle"]})._id, True)
     model = Proxy(checker, kernel._handle(Model())["$handle"], True)

@@ -22,7 +22,7 @@ import warnings
 
 if __name__ != "autograde_agent":  # imported as a module (the tests); in the kernel wire's names are defined above
     from .probes import PROBES
-    from .wire import Closed, Endpoint, one_line, receive
+    from .wire import Endpoint, one_line
 
 MISSING = {"$missing": 1}
 
@@ -329,14 +329,7 @@ def serve() -> None:
     conn, _ = _state["listener"].accept()
     side.conn = conn
     try:
-        while True:
-            try:
-                message, blobs = receive(conn)
-            except Closed:
-                return
-            if message.get("op") == "done":
-                return
-            side.answer(message, blobs)
+        side.serve_until_done()
     finally:
         side.conn = None
         conn.close()

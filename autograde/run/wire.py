@@ -421,6 +421,17 @@ class Endpoint:
                 raise Closed("the other side ended the exchange")
             self.answer(message, blobs)
 
+    def serve_until_done(self) -> None:
+        """Answer the other side's requests until it says it is done (or goes)."""
+        while True:
+            try:
+                message, blobs = receive(self.conn)
+            except Closed:
+                return
+            if message.get("op") == "done":
+                return
+            self.answer(message, blobs)
+
     def answer(self, message: dict, blobs) -> None:
         """Carry out one request of the other side's and send the reply."""
         caught = []
