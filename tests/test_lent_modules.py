@@ -62,6 +62,7 @@ def kernel():
     from autograde.run.checker import _DONE, CheckerSide
 
     namespace = {"train": train, "draws": draws, "run_twice": run_twice, "layer": nn.Linear(3, 2), "hooked": hooked,
+                 "peeks": peeks,
                  "Linear": nn.Linear}
     mine, theirs = socket.socketpair()
     pid = os.fork()
@@ -166,3 +167,28 @@ def test_a_students_parameter_is_the_same_object_each_time(kernel):
     _, names = kernel
     layer = names["layer"]
     assert layer.weight is layer.weight and {id(p) for p in layer.parameters()} == {id(layer.weight), id(layer.bias)}
+
+
+def peeks(lent):
+    """The kernel's code asks the checker, bypassing the proxy, for what it must not have or change."""
+    ask = object.__getattribute__(lent, "_ask")
+    said = []
+    for op, fields in (("getattr", {"name": "__globals__"}), ("getattr", {"name": "__code__"}),
+                       ("setattr", {"name": "forward", "value": 1}), ("setitem", {"key": 0, "value": 1})):
+        try:
+            ask(op, **fields)
+            said.append("given")
+        except Exception as error:
+            said.append(type(error).__name__)
+    return said
+
+
+def test_the_kernel_cannot_look_into_or_change_what_the_checker_lends(kernel):
+    _, names = kernel
+    expected_value = [0.25, 0.75]  # (what a test's namespace holds)
+
+    def oracle(x):
+        return expected_value
+
+    assert names["peeks"](oracle) == ["PermissionError"] * 4
+    assert names["run_twice"](Oracle(8))[1].shape == (1, 2, 8)  # (lent modules still work)

@@ -102,6 +102,12 @@ class CheckerSide(Endpoint):
     # for their layout, their forward with its parameters' values, and the gradients of a forward it kept.
     def perform(self, message: dict, blobs):
         op = message.get("op")
+        # The kernel may call what the checker lends it and read its public attributes; it may not change the
+        # checker's objects (an oracle whose forward the student's code replaced would grade itself) nor look
+        # into them (a lent function's __globals__ is the tests' namespace).
+        if op in ("setattr", "setitem", "assign") or (
+                op == "getattr" and str(self.unpack(message.get("name"), blobs)).startswith("_")):
+            raise PermissionError("the grader's objects can be called and read, not changed or looked into")
         if op not in ("layout", "lent_forward", "lent_backward"):
             return super().perform(message, blobs)
         module = self._resolve({self.export: message.get("target")})
