@@ -163,6 +163,10 @@ class GradeApp(Application):
         "no-sandbox": ({"SandboxKernelManager": {"sandbox": False}},
                        "run student code without the bubblewrap sandbox (only where no sandbox can be had: "
                        "submissions could then read the solutions and other students' work and change grades)"),
+        "sandbox-user": ({"SandboxKernelManager": {"sandbox_mode": "user"}},
+                         "where bubblewrap cannot run (Docker's default seccomp profile, as on Gradescope): run "
+                         "each kernel as an unprivileged user of its own instead (needs root; the repository, "
+                         "the submissions and --out must be closed to other users)"),
         "no-similarity": ({"Similarity": {"enabled": False}}, "write no similarity report (similarity.csv and "
                           "similarity.html: pairs of students whose answers share much code, flagged, never graded)"),
         "quiet": ({"GradeApp": {"quiet": True}}, "no progress bar"),
@@ -294,7 +298,7 @@ def _run(app: GradeApp) -> int:
         print(f"{PROG} grade: refusing to grade: {error}", file=sys.stderr)
         return 2
     print(f"{result.submissions} submission(s): {result.graded} graded now, {result.reused} unchanged since the last "
-          f"run into this folder; {result.problems} test cell(s) with errors, timeouts, crashes, tampering or missing "
+          f"run into this folder; {result.problems} test cell(s) with errors, timeouts, crashes or missing "
           "notebooks")
     print(f"wrote {out / 'scores.csv'}, {out / 'grades.csv'}, feedback in {out / 'feedback'} "
           f"and the report {out / 'report.html'}"

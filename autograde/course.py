@@ -70,8 +70,8 @@ def source_notebook(assignment: str) -> nbformat.NotebookNode:
 
 
 # The chapters whose test cells run in the checker, outside the student's kernel (autograde/run/checker.py): all of
-# them. A chapter left out would run its tests inside the kernel under the guard (autograde/run/guard.py), with
-# what it says redacted against its hidden tests; both go once nothing needs them.
+# them. A chapter left out would run its tests inside the kernel, as plain nbgrader does, where student code can
+# read and change them: a new chapter joins this set once its tests pass through the checker.
 CHECKED_OUTSIDE = frozenset({"01-weighted-sum", "02-additive-attention", "03-self-attention", "04-long-sequences",
                              "05-transformer", "06-beyond-text", "07-backward-pass"})
 

@@ -45,7 +45,7 @@ from .results.classify import CellResult, Graded, Status, same_for_all
 from .results.outputs import write_csvs, write_notes
 from .run.execute import GuardedExecute, grading_settings
 from .run.kernel_manager import SandboxKernelManager
-from .run.sandbox import check_sandbox
+from .run.sandbox import check_sandbox, check_user_sandbox
 
 __all__ = ["MARKER", "OWN_FILES", "OWN_FOLDERS", "ChromiumUnavailable", "GradeResult", "SandboxUnavailable",
            "default_jobs", "grade", "settings_in_force"]
@@ -166,7 +166,7 @@ class GradeResult:
 
     @property
     def problems(self) -> int:
-        """Test cells the instructor should look at: errors, timeouts, crashes, tampering, missing notebooks."""
+        """Test cells the instructor should look at: errors, timeouts, crashes, missing notebooks."""
         return sum(r.status.is_problem for r in self.rows)
 
 
@@ -226,7 +226,14 @@ def grade(submissions: Path, out: Path, assignments: list[str] | None = None, pr
     log.debug("grading under %s", ", ".join(f"{k}={v}" for k, v in settings.items() if "." not in k))
     printer = pdf_pages.check_chromium(chromium) if pdf else None  # (now, not after an hour of grading)
     if settings["sandbox"] and scheduler is None:  # (Dask workers check on their own machines)
-        problem = check_sandbox({"the repository": REPO, "the submissions": submissions, "--out": out})
+        protected = {"the repository": REPO, "the submissions": submissions, "--out": out}
+        if settings.get("SandboxKernelManager.sandbox_mode") == "user":
+            problem = check_user_sandbox(protected)[0]
+        else:
+            problem = check_sandbox(protected)
+            if problem is not None and os.geteuid() == 0:
+                problem += (" As root, --sandbox-user runs each kernel as an unprivileged user of its own instead "
+                            "(weaker: see the README).")
         if problem is not None:
             raise SandboxUnavailable(problem)
     known = assignment_ids()

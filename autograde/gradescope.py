@@ -8,7 +8,7 @@ submission runs ``/autograder/run_autograder`` with the student's files in
 The run (:func:`run`) is no grader of its own: it lays the one notebook out in
 nbgrader's layout (``student/<a>/<a>.ipynb``, with nbgrader's ``timestamp.txt``
 holding Gradescope's submission time) and runs the real ``python -m autograde
-grade`` on it, with the same sandbox, guard, tests and settings
+grade`` on it, with the same sandbox, checker, tests and settings
 (``autograde/nbgrader_config.py`` is in the zip). Then it turns what that
 command wrote (scores.csv, grades.csv and the result it keeps for each
 submission) into results.json: one test per test cell, with the message the
@@ -41,6 +41,7 @@ from pathlib import Path
 
 from .course import EXERCISES, REPO, SOLUTIONS, source_notebook
 from .intake.times import nbgrader_timestamp
+from .run.sandbox import check_sandbox
 
 ROOT_ENV = "AUTOGRADE_GRADESCOPE_ROOT"  # Gradescope's /autograder, elsewhere
 PYTHON_ENV = "AUTOGRADE_GRADESCOPE_PYTHON"  # the Python with the grader's packages (setup.sh's venv by default)
@@ -72,8 +73,8 @@ python3.11 -m venv {VENV}
 # PyTorch's CPU build (the exact version pinned: the CPU wheel is that version with a +cpu tag): no GPU here.
 {VENV}/bin/python -m pip install --no-cache-dir --extra-index-url https://download.pytorch.org/whl/cpu \\
     -r /autograder/source/requirements.txt
-# Whether student code can be sandboxed on this image: said in the build's log (each run says it again, and refuses
-# to grade without a sandbox).
+# Whether student code can be sandboxed with bubblewrap on this image: said in the build's log (each run says it
+# again; where it cannot, each kernel runs as an unprivileged user of its own: sandbox_flags).
 cd /autograder/source && {VENV}/bin/python -c \\
     "from autograde.run.sandbox import check_sandbox; print(check_sandbox() or 'the sandbox works on this image')"
 """
@@ -272,6 +273,26 @@ def not_graded(message: str) -> dict:
     return {"score": 0.0, "output": message, "visibility": VISIBLE, "stdout_visibility": HIDDEN, "tests": []}
 
 
+def sandbox_flags(root: Path, log) -> list[str]:
+    """The grade command's sandbox, said in the log: bubblewrap where it runs; else (Docker's default seccomp
+    profile blocks its namespaces: containers/bubblewrap#505), as root, each kernel as an unprivileged user of its
+    own (``--sandbox-user``), with Gradescope's folders (the grader's source, the submission, the results) first
+    closed to other users. Without either, the grade command refuses and says why."""
+    problem = check_sandbox()
+    if problem is None:
+        log("sandbox: bubblewrap")
+        return []
+    if os.geteuid() != 0:
+        log(f"sandbox: bubblewrap cannot run here ({problem}), and a user of its own per kernel needs root")
+        return []
+    for folder in ("source", "submission", "results"):
+        (root / folder).mkdir(exist_ok=True)
+        (root / folder).chmod(0o700)
+    log(f"sandbox: bubblewrap cannot run here ({problem}); each kernel runs as an unprivileged user of its own "
+        "instead (no view of the autograder's files; other processes and the system's files stay visible)")
+    return ["--sandbox-user"]
+
+
 def grade_one(root: Path, config: dict, log) -> dict:
     """Grade the submission in `root`/submission with the grade command; its results.json. `log` prints for the
     instructor (Gradescope's stdout, which students do not see)."""
@@ -301,7 +322,7 @@ def grade_one(root: Path, config: dict, log) -> dict:
             if stamped is not None:  # the copy is dated as handed in, not flagged as "dated after its timestamp"
                 os.utime(folder / f"{assignment}.ipynb", (stamped.timestamp(), stamped.timestamp()))
         command = [sys.executable, "-m", "autograde", "grade", str(work / "submissions"), "--out", str(work / "out"),
-                   "--assignment", assignment, "--lms", "nbgrader", "--jobs", "1", "--quiet"]
+                   "--assignment", assignment, "--lms", "nbgrader", "--jobs", "1", "--quiet", *sandbox_flags(root, log)]
         # The due date and extensions are Gradescope's: none from the instructor's own nbgrader_config.py (an
         # extensions file there is not in the zip; a due date there is another course's or another assignment's).
         late = ["--LatePolicy.extensions="]

@@ -1,8 +1,8 @@
-"""Reading Python source without running it: the names a cell defines, reads and imports.
+"""Reading Python source without running it: the names a cell defines and reads.
 
 Several steps need this (normalise matches answer cells by the names they
-define; execute guards the names test cells read and the packages they
-import), so it lives apart from all of them and imports nothing of the package.
+define; the course model finds which given cells use the student's answers),
+so it lives apart from all of them and imports nothing of the package.
 """
 from __future__ import annotations
 
@@ -39,9 +39,8 @@ def defined_names(source: str) -> list[str]:
 def free_names(source: str) -> set[str]:
     """Names that `source` reads but never binds itself: what it needs from earlier cells.
 
-    A test cell's free names are what the guard protects: a given helper that
-    no test reads (a tool for the student, such as a provided ``softmax``) is
-    the student's to redefine.
+    A given cell whose free names include an answer's must run where the
+    answers are (the student's kernel), not in the checker.
     """
     try:
         tree = ast.parse(source)
@@ -59,18 +58,3 @@ def free_names(source: str) -> set[str]:
             stored.update((a.asname or a.name).split(".")[0] for a in node.names)
     return loaded - stored
 
-
-def imported_packages(sources: list[str]) -> list[str]:
-    """Top-level packages that `sources` import, sorted."""
-    found = set()
-    for source in sources:
-        try:
-            tree = ast.parse(source)
-        except SyntaxError:
-            continue
-        for node in ast.walk(tree):
-            if isinstance(node, ast.Import):
-                found.update(a.name.split(".")[0] for a in node.names)
-            elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
-                found.add(node.module.split(".")[0])
-    return sorted(found)

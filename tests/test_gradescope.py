@@ -118,7 +118,8 @@ def test_gradescope_zip_holds_the_grader_and_only_this_assignment(tmp_path):
         setup = archive.read("setup.sh").decode()
         run = archive.read("run_autograder").decode()
     for needed in ("setup.sh", "run_autograder", "requirements.txt", "autograde/__main__.py", "autograde/grade.py",
-                   "autograde/nbgrader_config.py", "autograde/run/sandbox.py", "autograde/run/guard.py",
+                   "autograde/nbgrader_config.py", "autograde/run/sandbox.py", "autograde/run/checker.py",
+                   "autograde/run/agent.py",
                    "autograde/pages/templates/feedback.html.j2", f"solutions/{A}/{A}.py", f"exercises/{A}/{A}.ipynb"):
         assert needed in names, f"the autograder zip lacks {needed}"
     others = [n for n in names if n.startswith(("solutions/", "exercises/")) and f"/{A}/" not in n]

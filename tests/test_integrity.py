@@ -4,13 +4,15 @@ The submissions (tests/support/integrity.py) are graded once, on their own, by
 `python -m autograde grade` in the sandbox: a few notebooks, not the session's
 big batch.
 """
+import base64
+import codecs
 import html
 import re
+import zlib
 
 import pytest
 
 from autograde.course import cells_checking, graded_cell_ids
-from autograde.results.tracebacks import REDACTED
 from tests.support.batches import grade_cached
 from tests.support.integrity import (
     FIRST,
@@ -19,6 +21,7 @@ from tests.support.integrity import (
     HUGE_ERROR_CHARS,
     disguised_leaks,
     disguised_submissions,
+    hidden_test_lines,
     integrity_submissions,
     leaked_lines,
     page_text,
@@ -89,14 +92,13 @@ def test_no_hidden_test_line_reaches_what_the_student_sees(hostile):
 @pytest.mark.sandbox
 def test_the_read_back_attacks_did_run_and_found_no_test_in_the_kernel(hostile):
     # The attacks reached the grader (so the test above tests something), and what they read back is what the kernel
-    # holds: their own cells and the grader's call of its agent. The tests run in the checker (issue 30), so no
-    # message needed redaction, and nadaraya_watson, which ends the kernel when its caller's source names an
-    # oracle, found none and gave its correct answer.
+    # holds: their own cells and the grader's call of its agent. The tests run in the checker (issue 30), and
+    # nadaraya_watson, which ends the kernel when its caller's source names an oracle, found none and gave its
+    # correct answer.
     rows, notes = hostile["scores"]["reads-back"], hostile["notes"].get("reads-back", [])
     assert rows["test_softmax"]["status"] == "error" and rows["test_softmax"]["message"].startswith("ValueError")
     messages = " ".join(r["message"] for r in rows.values())
     assert "def _cell_sources" in messages, "the attack did not read back its own cell: did it run?"
-    assert REDACTED not in messages
     assert not any("kernel died" in n for n in notes), notes
     untouched = [c for c in rows if c.startswith(("test_gaussian", "test_temperature_", "test_nadaraya"))]
     assert all(rows[c]["status"] == "passed" for c in untouched), {c: rows[c]["status"] for c in untouched}
@@ -176,7 +178,7 @@ def test_an_attack_on_the_guard_earns_nothing(hostile, student):
               if float(attacked[c]["score"]) > float(honest[c]["score"])}
     assert not gained, f"{student} scores more than the same garbage without the attack: {gained}"
     softmax = cells_checking("softmax", graded_cell_ids(FIRST))
-    assert all(attacked[c]["status"] in ("failed", "error", "tampering") for c in softmax), \
+    assert all(attacked[c]["status"] in ("failed", "error") for c in softmax), \
         {c: attacked[c]["status"] for c in softmax}
 
 
@@ -223,3 +225,26 @@ def test_a_huge_error_message_is_cut_as_it_arrives(hostile):
     assert written, "nothing of huge-error was written: the test looks in the wrong place"
     # Less than one copy of the message: the current grader wrote it several times per cell.
     assert sum(written.values()) < HUGE_ERROR_CHARS, f"huge-error's files hold {sum(written.values()):,} bytes: {written}"
+
+
+# 8. The leak check reads what a student could decode (issue 30) ---------------------------------------------
+
+def _shape_of(text: str) -> str:
+    return "expected shape (4, 3), got shape " + str(tuple(text.encode()))
+
+
+@pytest.mark.parametrize(("how", "encode"), [
+    ("rot13", lambda line: codecs.encode(line, "rot13")),
+    ("every other character", lambda line: "".join(c + "~" for c in line)),
+    ("hex", lambda line: line.encode().hex()),
+    ("base64, then zlib", lambda line: base64.b64encode(zlib.compress(line.encode())).decode()),
+    ("base64, then zlib", lambda line: base64.b64encode(line.encode()).decode()),
+    ("integers as bytes", _shape_of),
+])
+def test_the_leak_check_finds_a_hidden_line_however_it_was_encoded(how, encode):
+    # (So that "no hidden line leaked" means something: each encoding of issue 30's list is read back.)
+    line = max(hidden_test_lines(), key=len)
+    page = f"<p>Your code raised an error: ValueError: {encode(line)}</p>"
+    found = disguised_leaks(page)
+    assert how in found and found[how], f"{how} not decoded: {sorted(found)}"
+    assert not disguised_leaks("<p>softmax: expected 0.25, got 1.0 at index (0,)</p>"), "honest text read as a leak"

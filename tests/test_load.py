@@ -289,43 +289,54 @@ def test_a_timed_out_notebook_keeps_its_executed_notebook_and_kernel_log(starved
 
 # The grader's own start-up in a kernel is not the student's time ------------------------------------------------
 
-GUARD_START_CPU = 2.5  # seconds of CPU the (slowed) guard's start uses: more than the cell limit below
+AGENT_START_CPU = 2.5  # seconds of CPU the (slowed) agent's start uses: more than the cell limit below
+
+
+def _executor_with_slow_agent(monkeypatch, **settings):
+    """GuardedExecute for chapter 1 (its test cells run in the checker), unsandboxed, whose agent's start in each
+    kernel first burns AGENT_START_CPU seconds of CPU."""
+    from traitlets.config import Config
+
+    from autograde.run import execute
+    from autograde.run.kernel_manager import SandboxKernelManager
+
+    burn = (f"import time as _t\n_s = _t.process_time()\nwhile _t.process_time() - _s < {AGENT_START_CPU}:\n"
+            "    pass\n")
+    source = burn + execute._agent_source()
+    monkeypatch.setattr(execute, "_agent_source", lambda: source)
+    return execute.GuardedExecute(kernel_name="python3", kernel_manager_class=SandboxKernelManager,
+                                  config=Config({"SandboxKernelManager": {"sandbox": False}}), **settings)
+
+
+def _chapter_one(path) -> dict:
+    return {"nbgrader": {"assignment": FIRST}, "metadata": {"path": str(path)}}
 
 
 @pytest.mark.slow
-def test_a_guard_slow_to_start_is_not_cut_off_by_the_cells_time_limit(monkeypatch):
-    # A CI run on a starved core: the first kernel's guard (the grader's code, before any student cell) needed more
-    # than the 3 s cell limit, was interrupted, and the whole notebook scored as a timeout. Its start has a limit of
-    # its own (guard_start_timeout); the students' cells keep theirs.
-    from jupyter_client.manager import KernelManager
-
-    from autograde.run import execute
-
-    burn = (f"import time as _t\n_s = _t.process_time()\nwhile _t.process_time() - _s < {GUARD_START_CPU}:\n"
-            "    pass\n")
-    source = burn + execute._guard_source()
-    monkeypatch.setattr(execute, "_guard_source", lambda: source)
+def test_an_agent_slow_to_start_is_not_cut_off_by_the_cells_time_limit(monkeypatch, tmp_path):
+    # A CI run on a starved core: the first kernel's start-up (the grader's code, before any student cell) needed
+    # more than the 3 s cell limit, was interrupted, and the whole notebook scored as a timeout. Its start has a
+    # limit of its own (agent_start_timeout); the students' cells keep theirs.
+    executor = _executor_with_slow_agent(monkeypatch, timeout=1)
+    assert executor.agent_start_timeout > AGENT_START_CPU  # (what makes the start succeed, not a lucky machine)
     notebook = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("x = 6 * 7\nx")])
-    executor = execute.GuardedExecute(timeout=1, kernel_name="python3", kernel_manager_class=KernelManager)
-    assert executor.guard_start_timeout > GUARD_START_CPU  # (what makes the start succeed, not a lucky machine)
-    ran, _ = executor.preprocess(notebook, {"metadata": {"path": tempfile.gettempdir()}})
+    ran, _ = executor.preprocess(notebook, _chapter_one(tmp_path))
+    assert executor._plan is not None, "the notebook did not run with the checker: the agent was never started"
     assert ran.cells[0].outputs[0]["data"]["text/plain"] == "42"
 
 
 @pytest.mark.slow
 @pytest.mark.sandbox
-def test_a_guard_that_does_not_start_costs_a_retry_not_the_students_points(tmp_path, monkeypatch):
+def test_an_agent_that_does_not_start_costs_a_retry_not_the_students_points(tmp_path, monkeypatch):
     from autograde.grade import grade
-    from autograde.run.execute import GUARD_NOT_STARTED, GuardedExecute
+    from autograde.run.execute import AGENT_NOT_STARTED, GuardedExecute
 
     write_submission(completed_notebook(FIRST), tmp_path / "class", "unlucky", FIRST)
-    genuine = GuardedExecute._start_guard, GuardedExecute._start_agent
+    genuine = GuardedExecute._start_agent
 
     def broken(self):
-        raise RuntimeError(f"{GUARD_NOT_STARTED}: None: None")
+        raise RuntimeError(f"{AGENT_NOT_STARTED}: None: None")
 
-    # (Chapter 1's tests run in the checker: the grader's start in its kernels is the agent's, else the guard's.)
-    monkeypatch.setattr(GuardedExecute, "_start_guard", broken)
     monkeypatch.setattr(GuardedExecute, "_start_agent", broken)
     mine = f"ag-{os.getpid()}-*"  # (--jobs 1 grades in this process: its kernels' scratch folders and cgroups)
     parent = memory_cgroup_parent()
@@ -334,29 +345,19 @@ def test_a_guard_that_does_not_start_costs_a_retry_not_the_students_points(tmp_p
     rows = grade(tmp_path / "class", tmp_path / "out", [FIRST], progress=False, jobs=1).rows
     assert {r.status for r in rows} == {"error"} and all("grade it again" in r.message for r in rows), rows[:2]
     left = {p for place in places for p in place.glob(mine)} - before
-    assert not left, f"the kernel whose guard did not start was left behind: {sorted(map(str, left))}"
-    monkeypatch.setattr(GuardedExecute, "_start_guard", genuine[0])
-    monkeypatch.setattr(GuardedExecute, "_start_agent", genuine[1])
+    assert not left, f"the kernel whose agent did not start was left behind: {sorted(map(str, left))}"
+    monkeypatch.setattr(GuardedExecute, "_start_agent", genuine)
     result = grade(tmp_path / "class", tmp_path / "out", [FIRST], progress=False, jobs=1)
     assert {r.status for r in result.rows} == {"passed"} and (result.graded, result.reused) == (1, 0)
 
 
 @pytest.mark.slow
-def test_a_guard_starting_past_the_notebooks_limit_starts_and_the_cells_time_out(monkeypatch):
-    # Past the notebook's limit (a rerun after a dead kernel, late in the notebook) the guard still starts: the cells
+def test_an_agent_starting_past_the_notebooks_limit_starts_and_the_cells_time_out(monkeypatch, tmp_path):
+    # Past the notebook's limit (a rerun after a dead kernel, late in the notebook) the agent still starts: the cells
     # are then marked as not run at the notebook's limit, the student's timeout, never a failure of the grader's.
-    from jupyter_client.manager import KernelManager
-
-    from autograde.run import execute
-
-    burn = (f"import time as _t\n_s = _t.process_time()\nwhile _t.process_time() - _s < {GUARD_START_CPU}:\n"
-            "    pass\n")
-    source = burn + execute._guard_source()
-    monkeypatch.setattr(execute, "_guard_source", lambda: source)
+    executor = _executor_with_slow_agent(monkeypatch, timeout=30, notebook_timeout=1)
     notebook = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("x = 6 * 7\nx")])
-    executor = execute.GuardedExecute(timeout=30, notebook_timeout=1, kernel_name="python3",
-                                      kernel_manager_class=KernelManager)
-    ran, _ = executor.preprocess(notebook, {"metadata": {"path": tempfile.gettempdir()}})
+    ran, _ = executor.preprocess(notebook, _chapter_one(tmp_path))
     said = [o.get("evalue", "") for o in ran.cells[0].outputs if o.get("output_type") == "error"]
     assert any("notebook's time limit (1 s)" in s for s in said), ran.cells[0].outputs
 
@@ -374,25 +375,30 @@ def _graded_notebook(answer: str, test: str):
 
 
 @pytest.mark.slow
-def test_a_test_cell_running_when_the_notebooks_limit_passes_is_timed_out_not_tampering(monkeypatch):
-    # The guard's answer after a stopped test cell was timed by the notebook's deadline, already past: a guard a few
-    # milliseconds slow "did not answer", and the cell scored "tampering" (torch loaded in the kernel was enough).
-    from jupyter_client.manager import AsyncKernelManager
+def test_a_test_cell_running_in_the_checker_when_the_notebooks_limit_passes_is_timed_out(tmp_path):
+    # The test cell runs in the checker, which is waiting on the student's softmax (asleep in the kernel) when the
+    # notebook's time runs out: the cell is stopped and scored as timed out, the cells after it as not run.
+    from traitlets.config import Config
 
     from autograde.results.classify import Status, classify_cell
     from autograde.run import execute
+    from autograde.run.kernel_manager import SandboxKernelManager
 
-    slow = ("\n_after_test_at_once = after_test\n\ndef after_test(names):\n    import time as _t\n"
-            "    _t.sleep(0.3)\n    return _after_test_at_once(names)\n")
-    source = execute._guard_source() + slow
-    monkeypatch.setattr(execute, "_guard_source", lambda: source)
-    notebook = _graded_notebook("x = 1", "import time\ntime.sleep(60)")
-    executor = execute.GuardedExecute(timeout=30, notebook_timeout=4, kernel_name="python3",
-                                      kernel_manager_class=AsyncKernelManager)
-    ran, _ = executor.preprocess(notebook, {"metadata": {"path": tempfile.gettempdir()}})
-    status, message = classify_cell(ran.cells[1])[:2]
-    assert status == Status.TIMEOUT, f"the test cell stopped at the notebook's limit scored {status}: {message}"
-    assert execute.Event.TAMPERED not in execute.events(ran.cells[1]), execute.events(ran.cells[1])
+    notebook = completed_notebook(FIRST, {"softmax": "import time\n\ndef softmax(x, axis=-1):\n    time.sleep(120)\n"})
+    executor = execute.GuardedExecute(timeout=300, notebook_timeout=12, kernel_name="python3",
+                                      kernel_manager_class=SandboxKernelManager,
+                                      config=Config({"SandboxKernelManager": {"sandbox": False}}))
+    start = time.monotonic()
+    ran, _ = executor.preprocess(notebook, _chapter_one(tmp_path))
+    took = time.monotonic() - start
+    by_id = {c.metadata.get("nbgrader", {}).get("grade_id"): c for c in ran.cells}
+    status, message = classify_cell(by_id["test_softmax"])[:2]
+    assert status == Status.TIMEOUT, (status, message)
+    said = [o.get("evalue", "") for o in by_id["test_softmax"].outputs if o.get("output_type") == "error"]
+    assert any("notebook's time limit (12 s)" in s for s in said), f"the student is not told which limit: {said}"
+    later = by_id["test_dot_scores"]
+    assert execute.events(later)[execute.Event.TIMED_OUT].get("notebook_timeout") == 12, execute.events(later)
+    assert took < 60, f"the notebook ran {took:.0f} s past a 12 s limit: the checker was not stopped with the cell"
 
 
 @pytest.mark.slow

@@ -1,7 +1,7 @@
 """Every mutant (a plausible wrong answer) loses points on its function's tests, and only there.
 
 The verdicts are decided in-process (tests/support/verdicts.py: the notebook's
-cells in an IPython shell with the grader's guard, a fork per mutant after the
+cells in one IPython shell, a fork per mutant after the
 shared prefix), which test_verdicts.py checks against the real grader on one
 mutant per chapter and every alternative.
 """

@@ -20,7 +20,7 @@ PACKAGE = Path(autograde.__file__).parent
 LAYERS = [
     ["course", "reference", "sources", "startup"],  # the course's facts and code, shared by every step
     ["intake"],  # collect, normalise
-    ["run"],  # execute, sandboxed and guarded
+    ["run"],  # execute, sandboxed, tests in the checker
     ["results"],  # classify, cache, the CSVs
     ["batch"],  # one submission in a worker, many on a pool
     ["pages"],  # feedback and report
@@ -129,7 +129,7 @@ def test_the_import_check_sees_imports():
         "intake.collect", "results.cache", "batch.pool", "batch.worker", "pages.report", "run.execute"}
     assert package_imports(PACKAGE / "intake" / "normalise.py", PACKAGE) == {"sources"}
     assert package_imports(PACKAGE / "pages" / "feedback.py", PACKAGE) == {
-        "course", "results.classify", "results.late", "results.tracebacks", "pages.outline", "pages.render"}
+        "course", "results.classify", "results.late", "pages.outline", "pages.render"}
     assert package_imports(PACKAGE / "run" / "kernel_manager.py", PACKAGE) == {"run.sandbox"}
 
 

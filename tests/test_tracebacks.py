@@ -1,5 +1,4 @@
-"""Feedback points at the student's own line, never at the grader's or a library's, and shows no hidden test."""
-import ast
+"""Feedback points at the student's own line, never at the grader's or a library's."""
 import sysconfig
 from pathlib import Path
 
@@ -7,18 +6,7 @@ import nbclient
 import nbformat
 import pytest
 
-from autograde.course import assignment_ids, source_notebook
-from autograde.results.classify import hidden_test_lines, hidden_tests
-from autograde.results.tracebacks import (
-    REDACTED,
-    Frame,
-    Hidden,
-    graders_own_verdict,
-    raised_by_student,
-    redact,
-    squeeze,
-    student_frame,
-)
+from autograde.results.tracebacks import Frame, graders_own_verdict, raised_by_student, student_frame
 
 
 def _cell(source, count, nbgrader=None):
@@ -112,78 +100,7 @@ def test_the_line_shown_is_read_from_the_students_cell_not_from_the_traceback():
     assert student_frame(_notebook(), forged) == Frame("cell 'softmax'", 3, "return e / e.sum(axis=2)", "softmax")
 
 
-# Redaction --------------------------------------------------------------------------------------------------
-
-HIDDEN = [squeeze('expect_close(got, [0.25, 0.0, 0.75], "softmax([0, -inf, log 3])", warned=warned)'),
-          squeeze("for axis in (-1, 0, 1, 2, 3, -2):")]
-
-
-def test_a_hidden_line_is_removed_however_it_is_spaced_or_split():
-    leaks = [
-        'expect_close(got, [0.25, 0.0, 0.75], "softmax([0, -inf, log 3])", warned=warned)',
-        'x | expect_close(got,[0.25, 0.0, 0.75],\n   "softmax([0, -inf, log 3])",   warned=warned) | y',
-        "f\u200bor axis in (-1, 0,\u00a01, 2, 3, -2):",  # a zero-width space and a no-break space
-    ]
-    for leak in leaks:
-        shown = redact(leak, HIDDEN)
-        assert REDACTED in shown and "0.75" not in shown and "axis in" not in shown, shown
-    assert redact("a | for axis in (-1, 0, 1, 2, 3, -2): | b", HIDDEN) == f"a | {REDACTED} | b"
-
-
-def test_honest_text_is_left_as_it_is():
-    honest = 'softmax([0, -inf, log 3]) is wrong at index (1,): expected 0, got 0.333333 (1 of 3 entries differ).'
-    assert redact(honest, HIDDEN) == honest
-    assert redact("", HIDDEN) == "" and redact(honest, []) == honest
-
-
-@pytest.mark.parametrize("assignment", assignment_ids())
-def test_every_message_a_hidden_test_can_give_survives_redaction(assignment):
-    # The words of the tests' messages are string literals in the hidden lines; a line is redacted only whole, so
-    # no message loses a word. (Each literal here stands for a message, or the start of one.)
-    hidden = hidden_test_lines(assignment)
-    assert hidden, f"{assignment} has no hidden test lines"
-    literals = []
-    for cell in source_notebook(assignment).cells:
-        if cell.metadata.get("nbgrader", {}).get("grade") and cell.cell_type == "code":
-            tree = ast.parse(cell.source)
-            # A docstring documents a helper for the instructor; no test raises it, and its lines are hidden code.
-            docstrings = {id(node.body[0].value) for node in ast.walk(tree)
-                          if isinstance(node, (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
-                          and node.body and isinstance(node.body[0], ast.Expr)
-                          and isinstance(node.body[0].value, ast.Constant) and isinstance(node.body[0].value.value, str)}
-            for node in ast.walk(tree):
-                if (isinstance(node, ast.Constant) and isinstance(node.value, str) and len(node.value) > 20
-                        and id(node) not in docstrings):
-                    literals.append(node.value)
-    assert literals
-    changed = [text for text in literals if redact(text, hidden) != text]
-    assert not changed, f"redaction cuts honest messages of {assignment}: {changed[:3]}"
-
-
-def test_a_hidden_line_cut_short_is_removed_by_its_code_but_its_message_words_are_not():
-    line = 'oracle = np.array([[q[i] @ k[j] / np.sqrt((q[i] @ q[i]) * (k[j] @ k[j])) for j in range(6)] for i in range(4)])'
-    message = 'expect_close(scaled, oracle, "cosine_scores after scaling each query and key by a positive number")'
-    hidden = Hidden.of([line, message])
-    cut = line[:-5]  # the whole line is no longer there, only most of it
-    assert REDACTED in redact(f"x {cut} y", hidden) and "np.sqrt" not in redact(f"x {cut} y", hidden)
-    assert redact(f"x {cut} y", Hidden(hidden.lines)) == f"x {cut} y"  # (whole lines alone would miss it)
-    honest = "cosine_scores after scaling each query and key by a positive number is wrong at index (0, 1)"
-    assert redact(honest, hidden) == honest
-    assert not Hidden.of([line], visible=squeeze(line)).windows, "code the released notebook shows is no secret"
-
-
-@pytest.mark.parametrize("assignment", assignment_ids())
-def test_an_honest_error_naming_any_name_of_the_hidden_tests_survives_redaction(assignment):
-    # A NameError or AttributeError names a name that the hidden code uses too (sinusoidal_positional_encoding).
-    hidden = hidden_tests(assignment)
-    names = {node.id for cell in source_notebook(assignment).cells if cell.cell_type == "code"
-             for node in ast.walk(ast.parse(cell.source)) if isinstance(node, ast.Name)}
-    messages = [f"name '{n}' is not defined" for n in names] + [f"'Tensor' object has no attribute '{n}'" for n in names]
-    changed = [m for m in messages if redact(m, hidden) != m]
-    assert not changed, changed[:3]
-
-
-# Hole 6 of the red-team report: a hidden test read back through the test's own helper, or disguised -------------
+# Hole 6 of the red-team report: a message read back through the test's own helper -----------------------------
 
 SETUP_FRAME = ("Cell In[1], line 9, in expect_close(actual, expected, what)\n"
                "----> 9     raise AssertionError(what)\n")
@@ -204,38 +121,6 @@ def test_a_test_helper_called_by_student_code_raises_the_students_message():
     own = TRACEBACK[:3] + [SETUP_FRAME.replace("expect_close", "retry_with_reference"),
                            "Cell In[4], line 1, in check()\n", SETUP_FRAME, "AssertionError: wrong at index 0"]
     assert not raised_by_student(_notebook(), own)
-
-
-def _cyrillic(text):
-    # Look-alike letters a student would type: Cyrillic а е о р с х у and Greek ο α ν.
-    return text.translate(str.maketrans("aeopcxyOAv", "аеорсхуοαν"))
-
-
-@pytest.mark.parametrize("disguise", [
-    str.upper, str.swapcase, str.title, _cyrillic,
-    lambda text: text[::-1],  # the whole text reversed
-    lambda text: "\n".join(line[::-1] for line in text.splitlines()),  # each line reversed
-    lambda text: text.translate({ord(c): ord(c) + 0xFEE0 for c in "abcdefghijklmnopqrstuvwxyz()[],"}),  # fullwidth
-    lambda text: "".join(c + "\u0336" for c in text),  # a combining stroke after every letter
-    lambda text: _cyrillic(text.upper())[::-1],
-], ids=["upper", "swapcase", "title", "cyrillic", "reversed", "lines-reversed", "fullwidth", "combining", "all"])
-def test_a_hidden_line_disguised_by_case_look_alikes_or_reversal_is_removed(disguise):
-    source = ('expect_close(got, [0.25, 0.0, 0.75], "softmax([0, -inf, log 3])", warned=warned)\n'
-              "for axis in (-1, 0, 1, 2, 3, -2):")
-    shown = redact(f"before | {disguise(source)} | after", HIDDEN)
-    assert "0.75" not in shown and "57.0" not in shown and "2-,3" not in "".join(shown.split()), shown
-    assert shown.count(REDACTED) >= 1 and "before" in shown and "after" in shown, shown
-    # The cut-short windows see through the disguises too.
-    line = 'oracle = np.array([[q[i] @ k[j] / np.sqrt((q[i] @ q[i]) * (k[j] @ k[j])) for j in range(6)] for i in range(4)])'
-    cut = disguise(line[:-5])
-    assert REDACTED in redact(f"x {cut} y", Hidden.of([line])), redact(f"x {cut} y", Hidden.of([line]))
-
-
-def test_honest_text_in_capitals_or_another_alphabet_is_left_as_it_is():
-    honest = ["SOFTMAX IS WRONG AT INDEX (0,): EXPECTED 0.25, GOT 1",
-              "name 'ѕoftmax' is not defined", "Ошибка: неверная форма (2, 3)", "ValueError: ΑΒΓ"]
-    for text in honest:
-        assert redact(text, HIDDEN) == text
 
 
 def test_only_an_assertion_the_graders_cells_raised_on_their_own_is_the_tests_verdict():

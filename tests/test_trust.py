@@ -522,3 +522,20 @@ def test_the_command_line_beats_the_config_file():
     # typed value is in the cache key: test_a_typed_time_limit_beats_the_config_files_in_the_cache_key.)
     notes = kept("config-file-timeout", __file__, _grade_a_typed_limit_over_the_files)["notes"]
     assert any("stopped at the time limit" in n for n in notes), f"the typed 3 s limit was not in force: {notes}"
+
+
+def test_an_error_output_is_cut_as_it_arrives_and_kept():
+    # (The grader's side: GuardedExecute.output.) A 5-million-character exception would be copied into every file
+    # the grader writes; it is cut to a fifth of max_output_chars for the message and for the traceback.
+    from autograde.run.execute import GuardedExecute
+
+    executor = GuardedExecute(max_output_chars=1000)
+    executor._cut, executor._chars, executor.clear_before_next_output = set(), {}, False
+    message = "A" * 5_000_000
+    msg = {"msg_type": "error", "header": {"msg_type": "error"}, "parent_header": {}, "metadata": {},
+           "content": {"ename": "ValueError", "evalue": message, "traceback": ["Traceback:", f"ValueError: {message}"]}}
+    outs = []
+    executor.output(outs, msg, None, 0)
+    assert len(outs) == 1 and outs[0]["output_type"] == "error" and outs[0]["ename"] == "ValueError", outs
+    assert len(outs[0]["evalue"]) < 300 and sum(map(len, outs[0]["traceback"])) < 300, \
+        (len(outs[0]["evalue"]), sum(map(len, outs[0]["traceback"])))

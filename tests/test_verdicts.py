@@ -82,8 +82,6 @@ SYNTHETIC = {
     "add_one/raises_interrupt": {"add_one": "def add_one(x):\n    raise KeyboardInterrupt('mine')"},
     # A cell that writes to stderr before a test: nothing to do with any verdict.
     "add_one/prints_to_stderr": {"add_one": "def add_one(x):\n    print('debug', file=sys.stderr)\n    return x + 1"},
-    # Changes what the test relies on while the test runs: the guard's verdict, as in the grader.
-    "add_one/patches_allclose": {"add_one": "def add_one(x):\n    np.allclose = lambda *a, **k: True\n    return x"},
     "double/wrong": {"double": "def double(x):\n    calls.append(x)\n    return x"},
     "both/wrong": {"add_one": "def add_one(x):\n    return x", "double": "def double(x):\n    return x"},
 }
@@ -129,13 +127,6 @@ def test_a_cell_past_the_time_limit_times_out_and_the_rest_still_runs(synthetic)
                                                             "test_add_one_noisy": "KeyboardInterrupt: mine"}
     # Three cells at the limit, in two forks; the rest took a few seconds even on a busy machine.
     assert seconds < 3 * SYNTHETIC_TIMEOUT + 60, f"the evaluation took {seconds:.0f} s"
-
-
-def test_the_graders_guard_fails_a_test_whose_tools_were_changed(synthetic):
-    lost = failed(synthetic[0]["add_one/patches_allclose"])
-    assert set(lost) == {"test_add_one", "test_add_one_noisy"}
-    assert lost["test_add_one_noisy"].startswith("while this test ran, the code under test changed what the test "
-                                                 "relies on: numpy.allclose was replaced"), lost["test_add_one_noisy"]
 
 
 def test_each_variant_runs_apart_from_the_others(synthetic):

@@ -26,9 +26,8 @@ from pathlib import Path
 from markupsafe import Markup, escape
 
 from ..course import source_notebook
-from ..results.classify import CellResult, Status, redaction
+from ..results.classify import CellResult, Status
 from ..results.late import Lateness
-from ..results.tracebacks import redact
 from .outline import Exercise, outline
 from .render import render
 
@@ -71,7 +70,6 @@ _WHY = {
     Status.ERROR: "Your code raised an error here, so the check could not run:",
     Status.TIMEOUT: "This ran longer than the time limit and was stopped.",
     Status.CRASHED: "The Python kernel died while running this (a crash, os._exit or running out of memory).",
-    Status.TAMPERING: "While this test ran, your code changed the tools the test uses, so the test does not count.",
     Status.MISSING: "This test was not run: no notebook of yours was graded for this assignment.",
 }
 
@@ -160,8 +158,7 @@ def assignment_context(student: str, assignment: str, rows: list[CellResult], no
                   and rows[0].status not in (Status.PASSED, Status.FAILED) else "")
     return {"id": assignment, "title": title, "title_html": maths(title), "score": score, "max_score": max_score,
             "grade_class": _grade_class(score, max_score), "missing": missing, "not_graded": round_floats(not_graded),
-            # (Notes quote what student code wrote: redacted here too, whoever made them.)
-            "notes": [round_floats(redact(n, redaction(assignment))) for n in notes], "exercises": sections, "revisit": revisit,
+            "notes": [round_floats(n) for n in notes], "exercises": sections, "revisit": revisit,
             "penalty": late.penalty if late else 0.0, "final": score - (late.penalty if late else 0.0),
             "late": late.explain() if late else ""}
 

@@ -11,9 +11,8 @@ import io
 from collections import Counter, defaultdict
 from pathlib import Path
 
-from ..results.classify import CellResult, Status, redaction
+from ..results.classify import CellResult, Status
 from ..results.late import Lateness
-from ..results.tracebacks import redact
 from .render import render
 
 
@@ -99,8 +98,7 @@ def report_context(rows: list[CellResult], seconds: float, graded: int, notes: d
         "notebooks_handed_in": len(pairs) - len(missing), "notebooks_missing": len(missing),
         "graded": graded, "seconds": seconds, "reused": graded < len(pairs) - len(missing),
         "statuses": [{"status": str(s), "meaning": s.meaning, "count": n} for s, n in sorted(statuses.items())],
-        # Notes quote what student code wrote (a dead kernel's last words): redacted here too, whoever made them.
-        "notes": [{"student": s, "assignment": a, "note": redact(n, redaction(a))}
+        "notes": [{"student": s, "assignment": a, "note": n}
                   for (s, a), lines in sorted((notes or {}).items()) for n in lines],
         "late": late_context(lateness),
         "similarity": similarity,  # {pairs, threshold, file} of pages/similarity.py, or None (not written)
@@ -113,7 +111,7 @@ def write_report(rows: list[CellResult], path: Path, seconds: float, graded: int
 
     `graded` is the number of notebooks this run graded (the others were
     reused) in `seconds`. `notes` (as for :func:`autograde.pages.feedback.write_feedback`)
-    are listed at the end: the notebooks the grader repaired, and those flagged for tampering. `lateness`
+    are listed at the end: the notebooks the grader repaired, and what happened as they ran. `lateness`
     (:func:`autograde.results.late.assess`) lists the late students and those whose submission time is unknown.
     `similarity`, the summary :func:`autograde.pages.similarity.write_similarity` returns, links the similarity
     report.

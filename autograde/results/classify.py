@@ -2,16 +2,16 @@
 
 The inputs are the points nbgrader's gradebook gave each test cell and the
 executed notebook, in which :mod:`autograde.run.execute` recorded, as metadata,
-what happened to each cell (killed, tampered, timed out, ...). The status is
+what happened to each cell (killed, timed out, cut short). The status is
 read from that record and from the type of the exception a cell raised, never
 from text the grader wrote into an output.
 
-Nothing a student is shown carries a line of the hidden tests: every message
-and note is redacted against them (:func:`hidden_tests`,
-:func:`autograde.results.tracebacks.redact`) when a :class:`CellResult` or a
-:class:`Graded` is made, and the message of an exception the student's own
-code raised is cut to its first line (:data:`STUDENT_MESSAGE_CHARS` characters
-at most), shown with the student's own line.
+A test cell of the course runs in the checker, whose verdict the execute step
+turns into the cell's error output; the student's kernel never holds a test,
+so nothing it says can carry one. The message of an exception the student's
+own code raised is cut to its first line (:data:`STUDENT_MESSAGE_CHARS`
+characters at most), shown with the student's own line; a note on a dead
+kernel names the cause in the grader's words (:data:`DEATHS`), never its log.
 """
 from __future__ import annotations
 
@@ -22,19 +22,15 @@ from enum import StrEnum
 
 import nbformat
 
-from ..course import CHECKED_OUTSIDE, EXERCISES, source_notebook
+from ..course import source_notebook
 from ..intake.normalise import first_line
-from ..run.execute import GUARD_NOT_STARTED, Event, events
-from .tracebacks import Hidden, graders_own_verdict, redact, squeeze, student_frame
+from ..run.execute import AGENT_NOT_STARTED, Event, events
+from .tracebacks import graders_own_verdict, student_frame
 
 # The message of an exception raised by the student's own code: its first line, at most this long.
 STUDENT_MESSAGE_CHARS = 300
 # A test's own message (several lines when it gives several), at most this long.
 TEST_MESSAGE_CHARS = 3000
-# Hidden-test lines shorter than this (white space removed) are not redacted: ")", "else:", "import torch" tell
-# nothing, and would cut words out of honest messages.
-MIN_HIDDEN_CHARS = 12
-NOTHING_HIDDEN = Hidden()
 
 
 class Status(StrEnum):
@@ -45,7 +41,6 @@ class Status(StrEnum):
     ERROR = "error"  # any other exception; a file that holds no notebook; the grader failed on it
     TIMEOUT = "timeout"  # a cell ran past the time limit and was interrupted
     CRASHED = "crashed"  # the kernel died in this cell
-    TAMPERING = "tampering"  # the code under test changed what the test relies on
     MISSING = "missing"  # no notebook, or the test cell is not in it
 
     @property
@@ -65,7 +60,6 @@ _MEANING = {
     Status.ERROR: "the code raised an error or could not run",
     Status.TIMEOUT: "a cell ran past the time limit",
     Status.CRASHED: "the kernel died (os._exit, a crash or memory)",
-    Status.TAMPERING: "the code under test changed the test's tools: no points",
     Status.MISSING: "no notebook was handed in",
 }
 
@@ -86,8 +80,6 @@ class CellResult:
 
     def __post_init__(self):
         self.status = Status(self.status)  # (rows read back from the cache hold the status as text)
-        hidden = redaction(self.assignment)
-        self.message, self.details = redact(self.message, hidden), redact(self.details, hidden)
 
 
 @dataclass
@@ -97,53 +89,6 @@ class Graded:
     rows: list[CellResult]
     notes: list[str] = field(default_factory=list)
     keep: bool = True  # False when the grader itself failed: the next run tries again
-
-    def __post_init__(self):
-        # Notes quote what the kernel said (a dead kernel's last words) and names student code chose.
-        for assignment in sorted({r.assignment for r in self.rows}):
-            self.notes = [redact(note, redaction(assignment)) for note in self.notes]
-
-
-@functools.cache
-def hidden_tests(assignment: str) -> Hidden:
-    """What of `assignment`'s hidden tests (between ``### BEGIN HIDDEN TESTS`` and ``### END HIDDEN TESTS`` in
-    solutions/<a>/<a>.py) no student may be shown: its lines of at least :data:`MIN_HIDDEN_CHARS` characters (white
-    space removed) and windows of its code (:class:`autograde.results.tracebacks.Hidden`), less what the released notebook
-    shows anyway (``super().__init__()``, code its instructions give); nothing for an assignment the course lacks."""
-    try:
-        cells = source_notebook(assignment).cells
-    except FileNotFoundError:
-        return Hidden()
-    try:
-        released = squeeze("".join(c.source for c in nbformat.read(EXERCISES / assignment / f"{assignment}.ipynb",
-                                                                   as_version=4).cells))
-    except FileNotFoundError:
-        released = ""
-    lines, hidden = [], False
-    for cell in cells:
-        if cell.cell_type != "code":
-            continue
-        for line in cell.source.splitlines():
-            if line.strip().startswith("### BEGIN HIDDEN TESTS"):
-                hidden = True
-            elif line.strip().startswith("### END HIDDEN TESTS"):
-                hidden = False
-            elif hidden:
-                lines.append(line)
-        hidden = False
-    return Hidden.of(lines, released, MIN_HIDDEN_CHARS)
-
-
-def redaction(assignment: str) -> Hidden:
-    """What of `assignment` messages and notes are redacted against: its hidden tests (:func:`hidden_tests`) where
-    its tests still run in the student's kernel; nothing where they run in the checker, whose kernel never holds
-    a test (what it says cannot carry one)."""
-    return Hidden() if assignment in CHECKED_OUTSIDE else hidden_tests(assignment)
-
-
-def hidden_test_lines(assignment: str) -> tuple[str, ...]:
-    """The whole lines of :func:`hidden_tests`, folded (:func:`autograde.results.tracebacks.fold`), longest first."""
-    return hidden_tests(assignment).lines
 
 
 @functools.cache
@@ -164,9 +109,9 @@ def timed_out(notebook) -> bool:
     return any(Event.TIMED_OUT in events(c) for c in notebook.cells)
 
 
-def _shown(value: str, by_student: bool, hidden: Hidden) -> str:
-    """An exception's message as a student may see it: redacted, then cut (to its first line if the student's)."""
-    value = redact(str(value).strip(), hidden)
+def _shown(value: str, by_student: bool) -> str:
+    """An exception's message as a student may see it: cut (to its first line if the student's)."""
+    value = str(value).strip()
     if by_student:
         return first_line(value)[:STUDENT_MESSAGE_CHARS]
     return value[:TEST_MESSAGE_CHARS]
@@ -176,14 +121,13 @@ def _first_error(cell):
     return next((o for o in cell.get("outputs", []) if o.get("output_type") == "error"), None)
 
 
-def error_details(cell, notebook: nbformat.NotebookNode | None = None, hidden: Hidden = NOTHING_HIDDEN) -> tuple[str, str]:
+def error_details(cell, notebook: nbformat.NotebookNode | None = None) -> tuple[str, str]:
     """(the message, the student's own frame) of the first exception an executed cell shows; ("", "") if none.
 
     A test's own message is shown in full (at most :data:`TEST_MESSAGE_CHARS`
     characters); the message of any other exception (the student's code on
     the way to it, or a library: :func:`autograde.results.tracebacks.graders_own_verdict`),
-    only its first line (at most :data:`STUDENT_MESSAGE_CHARS`). Either is redacted
-    against `hidden` (:func:`hidden_tests`). The frame is the last one in a
+    only its first line (at most :data:`STUDENT_MESSAGE_CHARS`). The frame is the last one in a
     cell the student wrote (:mod:`autograde.results.tracebacks`); the frame, and whose
     the exception is, are known only when `notebook`, the executed notebook, is
     given (without it, the message counts as the student's).
@@ -197,10 +141,10 @@ def error_details(cell, notebook: nbformat.NotebookNode | None = None, hidden: H
     # makes the message the student's.
     by_student = notebook is None or not graders_own_verdict(notebook, traceback)
     frame = student_frame(notebook, traceback) if notebook is not None else None
-    return _shown(output.get("evalue", ""), by_student, hidden), str(frame) if frame else ""
+    return _shown(output.get("evalue", ""), by_student), str(frame) if frame else ""
 
 
-def classify_cell(cell, notebook_timed_out: bool = False, hidden: Hidden = NOTHING_HIDDEN) -> tuple[Status, str] | None:
+def classify_cell(cell, notebook_timed_out: bool = False) -> tuple[Status, str] | None:
     """(status, message) for an executed test cell that did not earn its points; None if it shows no failure.
 
     What the execute step recorded decides first; then the first exception the
@@ -208,16 +152,12 @@ def classify_cell(cell, notebook_timed_out: bool = False, hidden: Hidden = NOTHI
     an error. After a timeout in an earlier cell (as the execute step recorded
     it, never read from an exception's name), an error is most likely its
     consequence (a name never defined), so it counts as a timeout. The message
-    is one line, redacted against `hidden`.
+    is one line.
     """
     happened = events(cell)
     if Event.KILLED in happened:
         return Status.CRASHED, ("the kernel died while running this cell (os._exit, a crash or running out of memory);"
                                 " the rest was graded without it")
-    if Event.TAMPERED in happened:
-        changes = happened[Event.TAMPERED].get("changes", [])
-        return Status.TAMPERING, ("while this test ran, the code under test changed what the test relies on: "
-                                  + "; ".join(map(str, changes[:5])) + ". The test does not count.")
     if Event.TIMED_OUT in happened:
         limit = happened[Event.TIMED_OUT].get("notebook_timeout")
         if limit is not None:  # (the notebook's whole time ran out before this cell, or while it ran)
@@ -228,8 +168,8 @@ def classify_cell(cell, notebook_timed_out: bool = False, hidden: Hidden = NOTHI
         return Status.TIMEOUT, "the cell ran longer than the time limit and was interrupted"
     for output in cell.get("outputs", []):
         if output.get("output_type") == "error":
-            name = first_line(redact(str(output.get("ename", "Error")), hidden))[:100] or "Error"
-            value = first_line(redact(str(output.get("evalue", "")), hidden))[:STUDENT_MESSAGE_CHARS]
+            name = first_line(str(output.get("ename", "Error")))[:100] or "Error"
+            value = first_line(str(output.get("evalue", "")))[:STUDENT_MESSAGE_CHARS]
             if name == "AssertionError":
                 return Status.FAILED, f"{name}: {value}" if value else name
             if name == "NotImplementedError":
@@ -252,7 +192,6 @@ def cell_results(student: str, assignment: str, executed: nbformat.NotebookNode,
     """
     by_id = {c.metadata.get("nbgrader", {}).get("grade_id"): c for c in executed.cells}
     notebook_timed_out = timed_out(executed)
-    hidden = redaction(assignment)
     rows = []
     for grade_id, max_score in graded_cells(assignment):
         if grade_id not in scores:
@@ -260,13 +199,13 @@ def cell_results(student: str, assignment: str, executed: nbformat.NotebookNode,
                                    "the test cell is not in the graded notebook"))
             continue
         score = scores[grade_id]
-        failure = classify_cell(by_id[grade_id], notebook_timed_out, hidden) if grade_id in by_id else None
+        failure = classify_cell(by_id[grade_id], notebook_timed_out) if grade_id in by_id else None
         details = where = ""
         if score >= max_score:
             status, message = Status.PASSED, ""
         elif failure is not None:
             status, message = failure
-            details, where = error_details(by_id[grade_id], executed, hidden)
+            details, where = error_details(by_id[grade_id], executed)
         else:
             status, message = Status.FAILED, "scored less than full marks"
         rows.append(CellResult(student, assignment, grade_id, score, max_score, status, message, details, where))
@@ -274,14 +213,14 @@ def cell_results(student: str, assignment: str, executed: nbformat.NotebookNode,
 
 
 def graders_fault(log: str) -> bool:
-    """Whether ``nbgrader autograde``'s error and log say the grader itself failed: its guard did not start in a
-    kernel (the result is not kept: the next run grades the notebook again)."""
-    return GUARD_NOT_STARTED in log
+    """Whether ``nbgrader autograde``'s error and log say the grader itself failed: its agent or checker did not
+    start for a kernel (the result is not kept: the next run grades the notebook again)."""
+    return AGENT_NOT_STARTED in log
 
 
 def autograde_failure(log: str) -> tuple[Status, str]:
     """(status, message) for a notebook ``nbgrader autograde`` could not grade, from the error and log it returned."""
-    if graders_fault(log):  # (its log also says a reply timed out: the guard's, not a cell's)
+    if graders_fault(log):  # (its log also says a reply timed out: the agent's start, not a cell's)
         return Status.ERROR, ("the grader could not start its checks in this notebook's kernel (a very busy machine?); "
                               "this is not a mark of your work: grade it again")
     if "CellTimeoutError" in log or "Timeout" in log:
@@ -316,13 +255,11 @@ def death_cause(last_words: str) -> str:
 
 
 def execution_notes(executed: nbformat.NotebookNode) -> list[str]:
-    """Notes on what the execute step recorded in an executed notebook: changes undone before tests, dead kernels
-    and what killed them (in the grader's words), answer cells stopped at the time limit, the notebook's time running
+    """Notes on what the execute step recorded in an executed notebook: dead kernels and what killed them (in the grader's words), answer cells stopped at the time limit, the notebook's time running
     out, cut outputs."""
-    restored, notes, cut, out_of_time = [], [], 0, False
+    notes, cut, out_of_time = [], 0, False
     for index, cell in enumerate(executed.cells):
         happened = events(cell)
-        restored += happened.get(Event.RESTORED, {}).get("changes", [])
         if Event.KILLED in happened:
             cause = death_cause(happened[Event.KILLED].get("last_words", ""))
             notes.append(f"The kernel died in cell {_cell_name(executed, index)} ("
@@ -345,9 +282,6 @@ def execution_notes(executed: nbformat.NotebookNode) -> list[str]:
             notes.append(f"Cell {_cell_name(executed, index)} was stopped at the time limit before it finished: "
                          "what it had defined by then was kept, and the tests ran on that.")
         cut += Event.CUT_SHORT in happened
-    if restored:
-        notes.insert(0, "Your code changed things the tests rely on; the grader put them back before the tests ran: "
-                     + "; ".join(sorted(set(restored))[:10]) + ".")
     if cut:
         notes.append(f"The output of {cut} of your cell(s) was cut short because it was too long (this costs no points).")
     return notes

@@ -1,4 +1,4 @@
-"""What of an error a student may see: the student's own line it came from, whose message it is, and no hidden test.
+"""What of an error a student may see: the student's own line it came from, and whose message it is.
 
 A traceback in an executed notebook runs through the test cell, the student's
 cells and library code. Feedback shows only the student's part: the last frame
@@ -6,22 +6,15 @@ that lies in a cell the student wrote, with its line (read from the student's
 own cell, not from the traceback's text). The grader's own frames (test cells,
 hidden helpers, libraries) are never shown.
 
-An exception that student code raised carries a message the student chose,
-which can be anything the code could read: the source of the test that called
-it, the notebook's history. :func:`graders_own_verdict` tells a test's own
-verdict (shown at length) from any other message (shown as one short line),
-and :func:`redact` removes from any text every line of the hidden tests it
-spells out (white space, case, accents and look-alike letters ignored,
-forwards or backwards).
+An exception that student code raised carries a message the student chose.
+:func:`graders_own_verdict` tells a test's own verdict (shown at length) from
+any other message (shown as one short line).
 """
 from __future__ import annotations
 
-import functools
 import os
 import re
 import sysconfig
-import unicodedata
-from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -33,7 +26,6 @@ _CELL_FRAME = re.compile(r"^Cell In\[(?P<count>\d+)\], line (?P<line>\d+)(?:, in
 _MARKED = re.compile(r"^-+> ?\s*(?P<number>\d+)\s?(?P<text>.*)$")
 # Any other frame: "File /path/to/module.py:123, in function(...)".
 _FILE_FRAME = re.compile(r"^\s*File (?P<path>.+?):\d+(?:, in |$)")
-REDACTED = "[hidden test removed]"
 
 
 @dataclass(frozen=True)
@@ -132,7 +124,7 @@ def raised_by_student(notebook: nbformat.NotebookNode, traceback: list[str]) -> 
     calls back into the grader's cells (student code compiled under a
     library's file name). An exception raised in the test's own check, or in
     a library the test called, gives the test's verdict; a traceback with no
-    frame at all is the grader's own (a dead kernel, tampering, a timeout).
+    frame at all is the grader's own (a dead kernel, a timeout).
     """
     kinds = _frames(notebook, traceback)
     if "student" in kinds:
@@ -146,125 +138,6 @@ def graders_own_verdict(notebook: nbformat.NotebookNode, traceback: list[str]) -
     Only then is its message shown at length: a library's frame may be
     student code compiled under a library's file name, whose message is the
     student's to choose. A traceback with no frame at all is the grader's own
-    (a dead kernel, tampering, a timeout).
+    (a dead kernel, a timeout).
     """
     return set(_frames(notebook, traceback)) <= {"grader"}
-
-
-def squeeze(text: str) -> str:
-    """`text` without white space and invisible characters (separators, control and format characters)."""
-    return "".join(ch for ch in text if unicodedata.category(ch)[0] not in "ZC")
-
-
-# Letters of other alphabets that look like Latin ones (after case folding), as a student would type them to spell a
-# hidden line that a plain comparison misses. Unicode's compatibility decomposition (NFKD) already takes care of
-# fullwidth, ligatures, mathematical alphabets and the like.
-CONFUSABLES = str.maketrans({
-    # Cyrillic
-    "а": "a", "в": "b", "е": "e", "ё": "e", "з": "3", "і": "i", "ї": "i", "ј": "j", "к": "k", "м": "m", "н": "h",
-    "о": "o", "п": "n", "р": "p", "с": "c", "т": "t", "у": "y", "х": "x", "ѕ": "s", "ԁ": "d", "ԛ": "q", "ԝ": "w",
-    "һ": "h", "ӏ": "l", "ь": "b", "г": "r",
-    # Greek
-    "α": "a", "β": "b", "γ": "y", "ε": "e", "η": "n", "ι": "i", "κ": "k", "μ": "u", "ν": "v", "ο": "o", "ρ": "p",
-    "σ": "o", "ς": "c", "τ": "t", "υ": "u", "χ": "x", "ω": "w", "ζ": "z",
-    # Latin letters, digits and punctuation that pass for others
-    "ı": "i", "ɡ": "g", "ɑ": "a", "ℓ": "l", "‐": "-", "‑": "-", "‒": "-", "–": "-", "—": "-", "−": "-",
-    "‘": "'", "’": "'", "‚": "'", "“": '"', "”": '"', "„": '"', "´": "'", "`": "'",
-})
-
-
-@functools.lru_cache(maxsize=4096)
-def _folded(ch: str) -> str:
-    """What the character `ch` stands for when text is compared: see :func:`fold` ("" for an invisible one)."""
-    if unicodedata.category(ch)[0] in "ZC":
-        return ""
-    # Compatibility decomposition, combining marks dropped (an accent or a stroke overlay added to every letter).
-    plain = "".join(c for c in unicodedata.normalize("NFKD", ch) if unicodedata.category(c)[0] not in "MZC")
-    return unicodedata.normalize("NFKC", plain.casefold()).translate(CONFUSABLES)
-
-
-def fold(text: str) -> str:
-    """`text` as redaction compares it: squeezed (:func:`squeeze`), compatibility-normalised (NFKD, combining marks dropped),
-    case-folded, and with look-alike letters of other alphabets read as the Latin ones (:data:`CONFUSABLES`)."""
-    return "".join(_folded(ch) for ch in text)
-
-
-WINDOW = 32  # characters (white space removed) of a hidden test's code that are never shown, wherever they stand
-# A string literal on one line (its quotes included).
-_WORD = re.compile(r"\w+")
-_STRING = re.compile(r"\"(?:\\.|[^\"\\])*\"|'(?:\\.|[^'\\])*'")
-
-
-@dataclass(frozen=True)
-class Hidden:
-    """What of the hidden tests no student may be shown, folded (:func:`fold`): whole lines, and every stretch of
-    :data:`WINDOW` characters of their code, which finds a line cut short too. The words of the tests' messages
-    (string literals with spaces) are left out of the stretches, so that the messages survive."""
-
-    lines: tuple[str, ...] = ()
-    windows: frozenset[str] = frozenset()
-
-    @classmethod
-    def of(cls, lines: Iterable[str], visible: str = "", min_chars: int = 12) -> Hidden:
-        """The secrets of hidden-test source `lines`: those of at least `min_chars` characters (white space
-        removed), and their code's windows, less what `visible` (the released notebook) shows anyway."""
-        visible = fold(visible)
-        whole, windows = set(), set()
-        for line in lines:
-            folded = fold(line)
-            if len(folded) >= min_chars and folded not in visible:
-                whole.add(folded)
-            # A literal with spaces is prose, the words of a message; one without ("softmax", "float32") is code.
-            code = _STRING.sub(lambda m: "\0" if re.search(r"\s", m.group(0)) else m.group(0), line)
-            for segment in map(fold, code.split("\0")):
-                # (A stretch inside one long name is no secret: an honest NameError names it.)
-                windows.update(w for i in range(len(segment) - WINDOW + 1)
-                               if not _WORD.fullmatch(w := segment[i:i + WINDOW]) and w not in visible)
-        return cls(tuple(sorted(whole, key=len, reverse=True)), frozenset(windows))
-
-
-def _spans(folded: str, hidden: Hidden) -> list[tuple[int, int]]:
-    """(start, end) in `folded` of every hidden line and window it contains."""
-    spans = []
-    for line in hidden.lines:
-        start = folded.find(line)
-        while start != -1:
-            spans.append((start, start + len(line)))
-            start = folded.find(line, start + 1)
-    if hidden.windows:
-        spans += [(i, i + WINDOW) for i in range(len(folded) - WINDOW + 1) if folded[i:i + WINDOW] in hidden.windows]
-    return spans
-
-
-def redact(text: str, hidden: Hidden | Iterable[str]) -> str:
-    """`text` with every stretch that spells a hidden line, or :data:`WINDOW` characters of a hidden test's code,
-    replaced by :data:`REDACTED`. `hidden` is a :class:`Hidden` or squeezed lines.
-
-    Both sides are compared folded (:func:`fold`): white space, invisible characters,
-    case, accents and look-alike letters ignored, so a line reindented, split over
-    several lines, spaced out, in capitals or in Cyrillic is found too; and read
-    backwards as well, which finds a line (or each line of a text) reversed.
-    """
-    if not isinstance(hidden, Hidden):
-        hidden = Hidden(tuple(fold(line) for line in hidden if line))
-    if not text or not (hidden.lines or hidden.windows):
-        return text
-    # Each character of the folded text, with the position in `text` of the character it came from.
-    positions, folded = [], []
-    for i, ch in enumerate(text):
-        for c in _folded(ch):
-            positions.append(i)
-            folded.append(c)
-    forwards = "".join(folded)
-    n = len(forwards)
-    spans = [(positions[a], positions[b - 1] + 1) for a, b in _spans(forwards, hidden)]
-    # Backwards: a stretch [a, b) of the reversed text is [n - b, n - a) of the text.
-    spans += [(positions[n - b], positions[n - a - 1] + 1) for a, b in _spans(forwards[::-1], hidden)]
-    if not spans:
-        return text
-    kept, end = [], 0
-    for first, last in sorted(spans):
-        if first >= end:
-            kept += [text[end:first], REDACTED]
-        end = max(end, last)
-    return "".join(kept) + text[end:]

@@ -1,4 +1,4 @@
-"""How nbgrader executes a submission here: sandboxed kernels, guarded tests, capped outputs, dead kernels survived.
+"""How nbgrader executes a submission here: sandboxed kernels, tests in a checker, capped outputs, dead kernels survived.
 
 nbgrader_config.py puts :class:`GuardedExecute` in place of nbgrader's
 ``Execute`` step (with :class:`autograde.run.kernel_manager.SandboxKernelManager`
@@ -8,7 +8,7 @@ this way.
 
 What happened to a cell is recorded in that cell's metadata, as data
 (:func:`events`): ``cell.metadata["autograde"] = {"killed": {"last_words": ...},
-"tampered": {"changes": [...]}, "restored": {"changes": [...]}, "timed_out": {} (or, for a cell not run
+"timed_out": {} (or, for a cell not run
 because the notebook's time limit had passed, {"notebook_timeout": seconds}),
 "cut_short": {"kept_chars": n}}`` (only the events that happened). The cell's
 outputs still show the student what happened, and an error output makes
@@ -17,13 +17,9 @@ never the text.
 """
 from __future__ import annotations
 
-import ast
 import asyncio
 import copy
 import functools
-import hashlib
-import hmac
-import json
 import secrets
 import time
 from enum import StrEnum
@@ -38,7 +34,6 @@ from nbgrader.preprocessors import Execute, NbGraderPreprocessor
 from traitlets import Bool, Integer
 
 from ..course import CHECKED_OUTSIDE, checker_plan, configured, nbgrader_config
-from ..sources import defined_names, free_names, imported_packages
 from . import sandbox
 from .checker import CheckerFailed, checker_process
 from .clock import CellClock, run_queue_wait, tree_cpu_seconds  # noqa: F401 (run_queue_wait: this module's interface)
@@ -56,8 +51,6 @@ class Event(StrEnum):
     """What the execute step can record about a cell (the keys of ``cell.metadata["autograde"]``)."""
 
     KILLED = "killed"  # the kernel died while the cell ran; the notebook ran again without it. {"last_words": str}
-    TAMPERED = "tampered"  # a test cell during which the code under test changed what tests rely on. {"changes": [str]}
-    RESTORED = "restored"  # before this test cell, changes to what tests rely on were put back. {"changes": [str]}
     TIMED_OUT = "timed_out"  # interrupted at the time limit {}; or not run, past the notebook's {"notebook_timeout": s}
     CUT_SHORT = "cut_short"  # its output was cut. {"kept_chars": int}
 
@@ -80,14 +73,9 @@ def events(cell) -> dict[Event, dict]:
     return {Event(k): (v if isinstance(v, dict) else {}) for k, v in found.items() if k in Event._value2member_map_}
 
 
-# What the execute step raises when the grader's guard could not start in a kernel (the grader's failure: the guard
-# starts before any cell runs in that kernel).
-GUARD_NOT_STARTED = "the grader's guard failed to start"
-
-
-@functools.cache
-def _guard_source() -> str:
-    return (Path(__file__).resolve().parent / "guard.py").read_text()
+# What the execute step raises when the grader's agent or checker could not start for a kernel (the grader's failure:
+# both start before any cell runs in that kernel).
+AGENT_NOT_STARTED = "the grader's agent failed to start"
 
 
 @functools.cache
@@ -154,19 +142,18 @@ class StderrIsNotFailure(NbGraderPreprocessor):
 class GuardedExecute(Execute):
     """nbgrader's Execute, hardened for hostile or broken submissions.
 
-    - Before the first cell the kernel records the functions tests rely on
-      (:mod:`autograde.run.guard`); before each test cell they are put back
-      (event ``restored`` on that cell), and a test cell during which student
-      code changed them fails with ``TamperingError`` (event ``tampered``).
+    - For a chapter of the course, a test cell runs in a checker process
+      (:mod:`autograde.run.checker`), never in the student's kernel: the kernel
+      runs only the notebook's answer and given cells, and an agent in it
+      answers the checker's queries with data (:mod:`autograde.run.agent`).
+      The cell's outcome is the checker's verdict, and its message is composed
+      here from what the checker returned. A notebook of another assignment
+      runs as nbgrader runs it, tests and all in the kernel.
     - A cell's output is cut at `max_output_chars` characters as it arrives,
       so a submission that prints gigabytes cannot exhaust the grader
       (event ``cut_short``). An error output is always kept (it fails the
       cell) but its message and traceback are cut to `max_output_chars / 5`
       characters each as they arrive.
-    - The guard answers only through an entry point with a random name, each
-      answer numbered and signed with a key drawn for that kernel; an answer
-      that is not the guard's, or a test cell that the guard saw raise but
-      whose error never reached the grader, makes the test ``tampered``.
     - When the kernel dies (``os._exit``, a segfault), the cell that killed it
       fails with ``KernelDied`` and the notebook runs again in a fresh kernel
       without that cell, so every other cell is graded as usual (event
@@ -179,7 +166,7 @@ class GuardedExecute(Execute):
       (which nbgrader would read as a grade, before any error) becomes a
       ``display_data`` that shows the same. Student code called by a test can
       print or display anything without changing the cell's points.
-    - The guard starts in every kernel as soon as it is ready, also in the
+    - The agent starts in every kernel as soon as it is ready, also in the
       fresh kernel after one died.
     - A whole notebook gets `notebook_timeout` seconds: the cell running when
       they are up is interrupted, and the cells after it are not run (an error
@@ -188,19 +175,21 @@ class GuardedExecute(Execute):
       waited for a CPU other programs held (:class:`CellClock`): a busy
       machine does not make a correct answer run out of time. Whatever that
       count, a cell is stopped after `timeout_wall_factor` times its limit by
-      the wall clock. The grader's own requests to the kernel (its guard)
-      are timed the same way.
+      the wall clock. The grader's own requests to the kernel (the agent's
+      start) are timed the same way.
     """
 
-    guard = Bool(True, help="guard test cells against monkeypatching").tag(config=True)
+    checker = Bool(True, help="run the test cells of the course's chapters in a checker process, outside the "
+                              "student's kernel (False: in the kernel, as nbgrader does)").tag(config=True)
     notebook_timeout = Integer(600, help="wall-clock limit of a whole notebook in seconds (kernel starts and reruns "
                                          "after a dead kernel included): the cell running then is interrupted and "
                                          "the cells after it are not run, all counted as timed out; 0 for no limit"
                                ).tag(config=True)
     max_output_chars = Integer(100_000, help="characters of output kept per cell").tag(config=True)
-    guard_start_timeout = Integer(60, help="time limit in seconds of the grader's own start in each kernel (its "
-                                           "guard, before any cell runs; counted as a cell's is): not the students' "
-                                           "cell limit, which a cold or busy machine could use up").tag(config=True)
+    agent_start_timeout = Integer(60, help="time limit in seconds of the grader's own start in each kernel (its "
+                                           "agent and checker, before any cell runs; counted as a cell's is): not "
+                                           "the students' cell limit, which a cold or busy machine could use up"
+                                  ).tag(config=True)
     timeout_wall_factor = Integer(10, help="a cell is stopped after this many times its time limit (timeout) by "
                                            "the wall clock, however much of that it spent waiting for a busy "
                                            "machine's CPU (which the limit does not count); 0 for no such cap"
@@ -214,7 +203,7 @@ class GuardedExecute(Execute):
         original = copy.deepcopy(nb)
         assignment = ((resources or {}).get("nbgrader") or {}).get("assignment")
         # A chapter whose tests run in the checker: test cells never enter the kernel (autograde/run/checker.py).
-        self._plan = checker_plan(assignment) if self.guard and assignment in CHECKED_OUTSIDE else None
+        self._plan = checker_plan(assignment) if self.checker and assignment in CHECKED_OUTSIDE else None
         self._deadline = time.monotonic() + self.notebook_timeout if self.notebook_timeout > 0 else None
         self._killers: dict[int, str] = {}  # cell index -> the dead kernel's last words
         self._stuck: set[int] = set()  # cells whose kernel did not stop when interrupted at their limit
@@ -275,20 +264,17 @@ class GuardedExecute(Execute):
         return self._manager
 
     def start_new_kernel_client(self):
-        """nbclient's kernel client, with the guard started in the kernel before any cell runs (every kernel)."""
+        """nbclient's kernel client, with the agent started in the kernel before any cell runs (every kernel)."""
         kc = super().start_new_kernel_client()
-        if self.guard:
+        if getattr(self, "_plan", None) is not None:
             try:
-                if getattr(self, "_plan", None) is not None:
-                    self._start_agent()
-                else:
-                    self._start_guard()
+                self._start_agent()
             except BaseException:
                 # nbclient cleans a kernel up only once this returned: its process, scratch folder and cgroup go now.
                 try:
                     self._cleanup_kernel()
-                except Exception:  # (the guard's failure is what the caller must see)
-                    self.log.exception("could not clean up the kernel whose guard did not start")
+                except Exception:  # (the agent's failure is what the caller must see)
+                    self.log.exception("could not clean up the kernel whose agent did not start")
                 raise
         return kc
 
@@ -313,53 +299,9 @@ class GuardedExecute(Execute):
             return cell, resources
         if self._past_notebook_timeout(cell):
             return cell, resources
-        if not self.guard or cell.cell_type != "code":
+        if self._plan is None or cell.cell_type != "code":
             return self._run(cell, resources, index)
-        if self._plan is not None:
-            return self._with_checker(cell, resources, index)
-        nbgrader = cell.metadata.get("nbgrader", {})
-        is_test = _is_test(cell)
-        provided = bool(nbgrader and not nbgrader.get("solution"))
-        if is_test and self._dirty:  # student code ran since the last check
-            restored = self._guard_check()
-            if restored:
-                record(cell, Event.RESTORED, changes=restored)
-        # What a given or test cell defines is recorded (and after a test, checked) in the same request as the
-        # cell itself, as its user_expressions: no extra round trip to the kernel.
-        names = [n for n in defined_names(cell.source) if n in self._test_reads]
-        expression = f"('after_test', {names!r})" if is_test else f"('remember', {names!r})" if provided else None
-        self._expressions = {"r": f"{self._entry}{expression}"} if expression else None
-        self._last_reply = None
-        try:
-            cell, resources = self._run(cell, resources, index)
-        finally:
-            self._expressions = None
-        self._dirty = not is_test
-        if expression is not None:
-            if id(cell) in self._stopped and self._deadline is not None and time.monotonic() >= self._deadline:
-                # Stopped at the notebook's limit: nothing runs after it, and the guard could not answer within a
-                # deadline already past (its silence is not tampering). The cell scores as timed out.
-                return cell, resources
-            answer = self._expression_result(self._last_reply)
-            if answer is None:  # the kernel skips user_expressions when the cell raised
-                answer = self._guard_call(expression)
-            raised, result = answer
-            if not is_test:  # a guard that failed to answer after a given cell leaves the next test untrusted
-                self._untrusted += [c for c in result if "grader's guard" in c]
-            else:
-                result = self._untrusted + result
-                self._untrusted = []
-                # The guard saw the test raise, but no error reached the grader: its messages were tampered with.
-                if raised is None:
-                    result.append("the grader's guard did not see this test run to its end")
-                elif raised and not any(o.get("output_type") == "error" for o in cell.outputs):
-                    result.append("the test failed, but its error never reached the grader")
-            if is_test and result:
-                cell.outputs.append(error_output(
-                    "TamperingError", "while this test ran, the code under test changed what the test relies on: "
-                    + "; ".join(result[:5]) + ". The test does not count."))
-                record(cell, Event.TAMPERED, changes=result)
-        return cell, resources
+        return self._with_checker(cell, resources, index)
 
     def _run(self, cell, resources, index):
         self._current = index
@@ -391,14 +333,14 @@ class GuardedExecute(Execute):
 
     def _clock(self, cell) -> CellClock:
         """A clock for the request about to be sent to the kernel (a cell, or the grader's own if `cell` is None)."""
-        if cell is None and getattr(self, "_starting_guard", False):
-            limit = self.guard_start_timeout
+        if cell is None and getattr(self, "_starting_agent", False):
+            limit = self.agent_start_timeout
         else:
             limit = Execute._get_timeout(self, cell)  # the per-cell limit, not what is left of the notebook's
         deadlines = [time.monotonic() + self.timeout_wall_factor * limit] if limit and self.timeout_wall_factor else []
-        # (Not the notebook's deadline while the guard starts: past it, the guard starts and the cells are marked as
+        # (Not the notebook's deadline while the agent starts: past it, the agent starts and the cells are marked as
         # not run at the notebook's limit, a timeout of the student's, not a failure of the grader's.)
-        if getattr(self, "_deadline", None) is not None and not getattr(self, "_starting_guard", False):
+        if getattr(self, "_deadline", None) is not None and not getattr(self, "_starting_agent", False):
             deadlines.append(self._deadline)
         pid = self.km.kernel_pid() if self.km is not None and hasattr(self.km, "kernel_pid") else None
         if not pid:
@@ -454,7 +396,7 @@ class GuardedExecute(Execute):
                 timed_out_reply = await self._async_handle_timeout(clock.limit or timeout, cell)
 
     async def async_wait_for_reply(self, msg_id, cell=None):
-        """nbclient's wait for a reply (the kernel's info, the guard's answers), timed by a :class:`CellClock`:
+        """nbclient's wait for a reply (the kernel's info, the agent's start), timed by a :class:`CellClock`:
         past the limit the kernel is interrupted and None returned."""
         clock = self._clock(cell)
         while True:
@@ -498,51 +440,16 @@ class GuardedExecute(Execute):
         return (f"the cell ran longer than its time limit of {clock.limit:g} s and was stopped (time spent waiting "
                 "for a busy machine is not counted; the CPU its own threads and processes use is)")
 
-    def _expression_result(self, reply):
-        """(raised, changes) from the guard's answer in an execute reply's user_expressions, None if it was not
-        evaluated. An answer that is not the guard's (wrong HMAC, or a sequence number out of turn: replayed or
-        lost) is a change in itself: the guard was replaced or silenced."""
-        result = (reply or {}).get("content", {}).get("user_expressions", {}).get("r")
-        if not result:
-            return None
-        if result.get("status") != "ok":
-            return None, [f"the grader's guard could not run ({result.get('ename')}: {result.get('evalue')})"]
-        try:
-            body, mac = ast.literal_eval(result["data"]["text/plain"]).rsplit(" ", 1)
-            expected = hmac.new(self._key.encode(), body.encode(), hashlib.sha256).hexdigest()
-            seq, raised, changes = json.loads(body) if hmac.compare_digest(mac, expected) else (None, None, None)
-        except (ValueError, SyntaxError, TypeError, KeyError, AttributeError):
-            seq = raised = changes = None
-        if seq != self._seq + 1:
-            self._seq = seq if isinstance(seq, int) else self._seq
-            return None, ["the grader's guard was replaced or silenced (its answer is not the guard's)"]
-        self._seq = seq
-        return raised, list(changes)
-
-    # Explicit guard calls are silent executions: no output, no history, the result through user_expressions.
-    def _guard_call(self, expression: str):
-        reply = self.wait_for_reply(self.kc.execute(
-            "", silent=True, store_history=False, user_expressions={"r": f"{self._entry}{expression}"}), None)
-        result = self._expression_result(reply)
-        return result if result is not None else (None, ["the grader's guard did not answer"])
-
-    def _guard_check(self) -> list[str]:
-        """Put back what student code changed before a test cell; what could not be trusted is kept for the test."""
-        _, changes = self._guard_call("('check',)")
-        if any("grader's guard" in c for c in changes):
-            self._untrusted = [c for c in changes if "grader's guard" in c]
-        return changes
-
     def _start_in_kernel(self, code: str) -> None:
         """Run the grader's own start-up `code` in a new kernel, silently, before any cell (timed as the grader's)."""
-        self._starting_guard = True
+        self._starting_agent = True
         try:
             reply = self.wait_for_reply(self.kc.execute(code, silent=True, store_history=False), None)
         finally:
-            self._starting_guard = False
+            self._starting_agent = False
         if (reply or {}).get("content", {}).get("status") != "ok":
             content = (reply or {}).get("content", {})
-            raise RuntimeError(f"{GUARD_NOT_STARTED}: {content.get('ename')}: {content.get('evalue')}")
+            raise RuntimeError(f"{AGENT_NOT_STARTED}: {content.get('ename')}: {content.get('evalue')}")
 
     # --- The checker: test cells run outside the kernel, which only answers their queries. ---
 
@@ -550,7 +457,7 @@ class GuardedExecute(Execute):
         """Start the agent in a new kernel (before any cell) and a fresh namespace for this notebook's tests."""
         plan, names = self._plan
         self._entry = f"_ag_{secrets.token_hex(8)}"
-        inside = (sandbox.KERNEL_IPC if getattr(self.km, "sandbox", False) else self.km.ip) + "-agent"
+        inside = (sandbox.KERNEL_IPC if getattr(self.km, "bubblewrapped", False) else self.km.ip) + "-agent"
         outside = self.km.ip + "-agent"
         code = (f"(lambda g: (exec(compile({_agent_source()!r}, 'autograde_agent', 'exec'), g), "
                 f"g['install']({inside!r}, {self._entry!r})))"
@@ -559,9 +466,9 @@ class GuardedExecute(Execute):
         pid = self.km.kernel_pid() if hasattr(self.km, "kernel_pid") else None
         self._checker = checker_process(max(int(getattr(self.km, "threads", 1) or 1), 1))
         answer = self._checker.call("start", sorted(names), outside, getattr(self.km, "_cgroup", None), pid,
-                                    timeout=self.guard_start_timeout)
+                                    timeout=self.agent_start_timeout)
         if answer.get("status") != "ok":
-            raise RuntimeError(f"{GUARD_NOT_STARTED}: the checker: {answer.get('why')}")
+            raise RuntimeError(f"{AGENT_NOT_STARTED}: the checker: {answer.get('why')}")
 
     def _with_checker(self, cell, resources, index):
         """Run a code cell where it belongs: an answer in the kernel; a given cell in the kernel and, unless it uses
@@ -620,31 +527,6 @@ class GuardedExecute(Execute):
             cell.outputs.append(output)
         else:
             raise RuntimeError(f"the grader's checker failed: {answer.get('why')}")
-
-    def _start_guard(self) -> None:
-        packages = imported_packages([c.source for c in self.nb.cells if c.cell_type == "code"
-                                      and not c.metadata.get("nbgrader", {}).get("solution")])
-        tests = [c.source for c in self.nb.cells if c.cell_type == "code"
-                 and c.metadata.get("nbgrader", {}).get("grade") and not c.metadata.get("nbgrader", {}).get("solution")]
-        self._test_reads = set().union(*map(free_names, tests)) if tests else set()
-        # A key and an entry point's name of this kernel's own (a dead kernel's successor gets new ones). The guard
-        # lives in a namespace of its own, with a copy of the builtins as they are now: no module to look up.
-        self._key, self._entry, self._seq, self._untrusted = secrets.token_hex(16), f"_ag_{secrets.token_hex(8)}", 0, []
-        code = (f"(lambda g: (exec(compile({_guard_source()!r}, 'autograde_guard', 'exec'), g), "
-                f"g['install']({self._key!r}, {self._entry!r}, {packages!r})))"
-                "({'__builtins__': dict(vars(__import__('builtins'))), '__name__': 'autograde_guard', "
-                "'get_ipython': get_ipython})\n")
-        self._start_in_kernel(code)
-        self._dirty = False
-        self._expressions = None
-        execute = self.kc.execute
-
-        def execute_with_guard(code, *args, **kwargs):
-            if self._expressions:
-                kwargs.setdefault("user_expressions", self._expressions)
-            return execute(code, *args, **kwargs)
-
-        self.kc.execute = execute_with_guard
 
     def output(self, outs, msg, display_id, cell_index):
         if msg["msg_type"] == "error":  # an error is always kept, as it decides the score, but cut to size

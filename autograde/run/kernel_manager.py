@@ -16,7 +16,7 @@ from pathlib import Path
 
 import psutil
 from jupyter_client.manager import AsyncKernelManager
-from traitlets import Bool, Integer, Unicode
+from traitlets import Bool, Enum, Integer, Unicode
 
 from . import sandbox
 
@@ -33,8 +33,13 @@ class SandboxKernelManager(AsyncKernelManager):
     size-limited /tmp, reached through ``/proc/<pid>/root`` of the sandbox.
     """
 
-    sandbox = Bool(True, help="run kernels in a bubblewrap sandbox (else only the memory and file-size limits apply)"
+    sandbox = Bool(True, help="run kernels in a sandbox (else only the memory and file-size limits apply)"
                    ).tag(config=True)
+    sandbox_mode = Enum(["bubblewrap", "user"], default_value="bubblewrap",
+                        help="the sandbox: bubblewrap (its own file system, network, processes), or, where bubblewrap "
+                             "cannot run (Docker's default seccomp profile, as on Gradescope), an unprivileged user "
+                             "of its own per kernel (the grader must be root, and its files closed to other users)"
+                        ).tag(config=True)
     memory_mib = Integer(4096, help="memory of a kernel in MiB: the address space of each of its processes and, "
                                     "where a cgroup can be made, the memory of all its processes together"
                          ).tag(config=True)
@@ -52,6 +57,11 @@ class SandboxKernelManager(AsyncKernelManager):
                                     "short: Unix socket paths are limited to 107 bytes").tag(config=True, grades=False)
     last_words = Unicode("", help="the last lines the kernel wrote to its log, kept when it is cleaned up")
     log_text = Unicode("", help="the end of the kernel's log (at most KEPT_LOG_CHARS), kept when it is cleaned up")
+
+    @property
+    def bubblewrapped(self) -> bool:
+        """Whether the kernel runs in bubblewrap's namespaces (its sockets under /proc/<pid>/root)."""
+        return self.sandbox and self.sandbox_mode == "bubblewrap"
 
     def kernel_pid(self) -> int | None:
         """The pid (as this machine sees it) of the kernel's own process, inside the sandbox; None if not found.
@@ -107,7 +117,7 @@ class SandboxKernelManager(AsyncKernelManager):
                         "processes, but busy children can slow other jobs' kernels", problem)
         self.transport = "ipc"
         self.connection_file = os.path.join(self._scratch, "kernel.json")
-        self.ip = sandbox.KERNEL_IPC if self.sandbox else os.path.join(self._scratch, "ipc")
+        self.ip = sandbox.KERNEL_IPC if self.bubblewrapped else os.path.join(self._scratch, "ipc")
         return await super()._async_pre_start_kernel(**kw)
 
     def format_kernel_cmd(self, extra_arguments=None):
@@ -122,11 +132,16 @@ class SandboxKernelManager(AsyncKernelManager):
         for folder in (getattr(self, "_cgroup", None), getattr(self, "_cpu_cgroup", None)):
             if folder:
                 launcher += ["--cgroup", folder]
-        return launcher + ([] if self.sandbox else ["--no-sandbox"]) + ["--"] + command
+        mode = [] if self.bubblewrapped else ["--user"] if self.sandbox else ["--no-sandbox"]
+        return launcher + mode + ["--"] + command
 
     async def _async_launch_kernel(self, kernel_cmd, **kw):
         await super()._async_launch_kernel(kernel_cmd, **kw)
-        if self.sandbox:  # the client connects to the sockets inside the sandbox, before the control socket opens
+        process = getattr(self.provisioner, "process", None)
+        # A kernel run as a user of its own: that user is the launcher's pid's (the launcher becomes the kernel).
+        self._user = sandbox.SANDBOX_UID_BASE + process.pid if self.sandbox and not self.bubblewrapped and process \
+            else None
+        if self.bubblewrapped:  # the client connects to the sockets inside the sandbox, before the control socket opens
             pid = await self._sandbox_pid()
             if pid is not None:
                 self.ip = f"/proc/{pid}/root{sandbox.KERNEL_IPC}"
@@ -146,7 +161,7 @@ class SandboxKernelManager(AsyncKernelManager):
 
         (Removing them through /proc/<pid>/root could hit another sandbox: by now that pid may be another's.)
         """
-        if not self.sandbox:
+        if not self.bubblewrapped:
             super().cleanup_ipc_files()
 
     async def _async_cleanup_resources(self, restart: bool = False) -> None:
@@ -158,6 +173,8 @@ class SandboxKernelManager(AsyncKernelManager):
             self._scratch = None  # nbclient cleans up twice (in shutdown_kernel and after it): keep what was read
         if not restart:
             self._remove_cgroup()
+            if getattr(self, "_user", None) is not None:  # (no PID namespace: its user's strays go by name)
+                sandbox.kill_user_processes(self._user)
 
     def _remove_cgroup(self) -> None:
         if getattr(self, "_cgroup", None):

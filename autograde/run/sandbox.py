@@ -46,7 +46,18 @@ starts, so it uses only the standard library::
 
 The scratch folder is the folder of the connection file ``CONN``: it holds the
 connection file, ``kernel.log`` (the kernel's stdout and stderr) and
-``sandbox.json``; with ``--no-sandbox`` it is also the kernel's home and /tmp.
+``sandbox.json``; with ``--no-sandbox`` or ``--user`` it is also the kernel's home and /tmp.
+
+Where bubblewrap cannot run (Docker's default seccomp profile blocks the
+namespaces it needs, as on Gradescope: containers/bubblewrap#505), ``--user``
+runs the kernel as an unprivileged user of its own instead (the grader must
+be root): ``SANDBOX_UID_BASE`` + the launcher's pid, no groups, no new
+privileges, its process limit counted per user, its home and /tmp in the
+scratch folder it owns, a network namespace with no interface where root may
+make one. It sees the machine's files as any other user does, so the
+grader's (the repository, the submissions, the results) must be closed to
+other users: :func:`check_user_sandbox` proves they are before anything is
+graded. It also sees other processes' command lines in /proc.
 """
 from __future__ import annotations
 
@@ -283,6 +294,112 @@ def check_sandbox(protected: dict[str, Path] | None = None) -> str | None:
     return None
 
 
+CLONE_NEWNET = 0x40000000
+PR_SET_NO_NEW_PRIVS = 38
+
+
+def user_environment(scratch: str, threads: str) -> dict[str, str]:
+    """The whole environment of a kernel run as a user of its own (``--user``): nothing of the grader's."""
+    home = os.path.join(scratch, "home")
+    return {"HOME": home, "USER": "student", "LOGNAME": "student",
+            "PATH": os.pathsep.join([os.path.dirname(sys.executable), "/usr/local/bin", "/usr/bin", "/bin"]),
+            "LANG": "C.UTF-8", "TMPDIR": os.path.join(scratch, "tmp"),
+            "MPLCONFIGDIR": os.path.join(home, ".config", "matplotlib"), "IPYTHONDIR": os.path.join(home, ".ipython"),
+            "MPLBACKEND": "agg", "PYTHONDONTWRITEBYTECODE": "1", "PYTHONFAULTHANDLER": "1", **thread_limits(threads)}
+
+
+def exec_as_user(scratch: str, command: list[str], threads: str = "1", processes: int = 0) -> None:
+    """Replace this process (root's) with `command` run as an unprivileged user of its own, whose home and /tmp are
+    in `scratch` (which it then owns): no groups, no new privileges (``PR_SET_NO_NEW_PRIVS``: no setuid program
+    gives root back), at most `processes` processes beyond the thread pools (counted for that user alone), and a
+    network namespace with no interface where root may make one (Docker's default profile forbids it)."""
+    import ctypes
+
+    if os.geteuid() != 0:
+        raise PermissionError("running the kernel as a user of its own needs the grader to be root")
+    uid = SANDBOX_UID_BASE + os.getpid()
+    prepare_scratch(scratch)
+    for folder, dirs, files in os.walk(scratch):  # (the connection file, home, /tmp: the kernel's own)
+        for path in [folder] + [os.path.join(folder, f) for f in dirs + files]:
+            os.chown(path, uid, uid, follow_symlinks=False)
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.unshare(CLONE_NEWNET)  # (failure leaves the network as it is: check_user_sandbox says which)
+    os.setgroups([])
+    os.setresgid(uid, uid, uid)
+    os.setresuid(uid, uid, uid)
+    if libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
+        raise OSError(ctypes.get_errno(), "could not set no_new_privs")
+    if processes > 0:
+        limit = process_limit(processes, threads)
+        resource.setrlimit(resource.RLIMIT_NPROC, (limit, limit))
+    os.chdir(os.path.join(scratch, "home"))
+    os.execve(command[0], command, user_environment(scratch, threads))
+
+
+def kill_user_processes(uid: int) -> None:
+    """Kill every process of user `uid` (a kernel's own user, ``--user``: what it left running, however detached)."""
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                if os.stat(f"/proc/{entry}").st_uid == uid:
+                    os.kill(int(entry), signal.SIGKILL)
+            except (OSError, ProcessLookupError):
+                pass
+
+
+# What check_user_sandbox's probe runs as the kernel's user: which of the paths given can be read, and the network.
+_USER_PROBE = """\
+import json, os, socket, sys
+readable = []
+for path in sys.argv[1:-2]:
+    try:
+        os.listdir(path) if os.path.isdir(path) else open(path, "rb").close()
+        readable.append(path)
+    except OSError:
+        pass
+interfaces = sorted(name for _, name in socket.if_nameindex())
+print(json.dumps({"uid": os.getuid(), "readable": readable, "interfaces": interfaces}))
+"""
+
+
+def check_user_sandbox(protected: dict[str, Path] | None = None) -> tuple[str | None, dict]:
+    """(None if kernels can run here as a user of their own, else why not in words an instructor can act on; what
+    the probe found: its user id, the network interfaces it saw).
+
+    A probe is started as the kernel would be (this launcher, ``--user``): it
+    must run this Python, and read none of `protected` (what it is -> path:
+    the grader's files, which must be closed to other users).
+    """
+    import tempfile
+
+    if os.geteuid() != 0:
+        return ("running student code as a user of its own needs the grader to run as root (it is not); install "
+                "bubblewrap, or pass --no-sandbox to grade without isolation."), {}
+    paths = {what: str(Path(path).absolute()) for what, path in (protected or {}).items()}
+    with tempfile.TemporaryDirectory(prefix="ag-check-") as scratch:
+        connection = os.path.join(scratch, "kernel.json")
+        Path(connection).write_text("{}")
+        command = [sys.executable, "-I", "-c", _USER_PROBE, *paths.values(), "-f", connection]
+        try:
+            proc = subprocess.run([sys.executable, str(LAUNCHER), "--memory", "1024", "--file-size", "16", "--threads",
+                                   "1", "--processes", "64", "--disk", "16", "--user", "--", *command],
+                                  capture_output=True, text=True, timeout=60)
+            found = json.loads(Path(scratch, "kernel.log").read_text().strip().splitlines()[-1])
+        except (OSError, subprocess.SubprocessError, ValueError, IndexError) as e:
+            log = Path(scratch, "kernel.log")
+            lines = log.read_text().strip().splitlines() if log.is_file() else []
+            said = lines[-1][-300:] if lines else ""
+            return (f"{sys.executable} cannot be run by an unprivileged user ({said or e}); install Python and the "
+                    "packages where other users can read them (not under /root), outside the grader's folders."), {}
+    if proc.returncode != 0:
+        return f"the kernel's user could not be set up ({proc.stderr.strip()[:300]})", found
+    exposed_ = [f"{path} ({what})" for what, path in paths.items() if path in found["readable"]]
+    if exposed_:
+        return (f"an unprivileged user can read {', '.join(exposed_)}: student code could read it. Close it to other "
+                "users (chmod 700 on it or a folder above it)."), found
+    return None, found
+
+
 def sandbox_pid(scratch: str) -> int | None:
     """The pid of the sandbox's first process, once bubblewrap has written it to the scratch folder; else None."""
     try:
@@ -485,6 +602,8 @@ def main(argv: list[str]) -> None:
     parser.add_argument("--cgroup", action="append", default=[], help="a cgroup folder to join first (its memory "
                         "and CPU limits hold for the kernel's processes together); may be given once per hierarchy")
     parser.add_argument("--no-sandbox", action="store_true", help="only apply the memory and file-size limits")
+    parser.add_argument("--user", action="store_true", help="no bubblewrap: run the kernel as an unprivileged user "
+                        "of its own (the grader must be root; see exec_as_user)")
     parser.add_argument("command", nargs=argparse.REMAINDER, help="-- then the kernel command")
     args = parser.parse_args(argv)
     command = args.command[1:] if args.command[:1] == ["--"] else args.command
@@ -501,6 +620,8 @@ def main(argv: list[str]) -> None:
     if args.no_sandbox:
         prepare_scratch(scratch)
         os.execve(command[0], command, {**os.environ, **thread_limits(args.threads)})
+    if args.user:
+        exec_as_user(scratch, command, args.threads, args.processes)
     os.chmod(connection, 0o644)  # readable by the sandbox's own user; the scratch folder stays closed (0700)
     info = os.open(os.path.join(scratch, INFO_FILE), os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     os.set_inheritable(info, True)

@@ -8,8 +8,11 @@ timeout spoofed with an exception of the grader's name.
 """
 from __future__ import annotations
 
+import base64
+import codecs
 import json
 import re
+import zlib
 from pathlib import Path
 
 import nbformat
@@ -262,10 +265,42 @@ DISGUISED = {
                        "    raise ValueError('<b>not done</b>')\n",
 }
 # What each disguise does, undone: the text a reader could recover from what the page shows.
+def _decoded_runs(text: str, pattern: str, decode) -> str:
+    """Every run of `text` matching `pattern`, decoded with `decode` (bytes -> bytes; runs that do not decode are
+    skipped), as text, one per line."""
+    found = []
+    for run in re.findall(pattern, text):
+        try:
+            found.append(decode(run).decode("utf-8", errors="ignore"))
+        except Exception:  # noqa: BLE001 (not that encoding: nothing recovered)
+            continue
+    return "\n".join(found)
+
+
+def _base64_zlib(run: str) -> bytes:
+    raw = base64.b64decode(run + "=" * (-len(run) % 4))
+    try:
+        return zlib.decompress(raw)
+    except zlib.error:
+        return raw
+
+
+def _integers(text: str) -> str:
+    """Byte values written as runs of integers ("(104, 105, ...)", a shape printed by expect_shape), as text."""
+    runs = re.findall(r"\d{1,3}(?:\s*,\s*\d{1,3}){7,}", text)
+    return "\n".join(bytes(int(n) for n in re.findall(r"\d+", run) if int(n) < 256).decode("utf-8", errors="ignore")
+                     for run in runs)
+
+
 UNDISGUISE = {
     "as shown": lambda text: text,
     "Cyrillic read as Latin": lambda text: text.translate(str.maketrans("аеорсху", "aeopcxy")),
     "each line read backwards": lambda text: "\n".join(line[::-1] for line in text.splitlines()),
+    "rot13": lambda text: codecs.decode(text, "rot13"),
+    "every other character": lambda text: text[::2] + "\n" + text[1::2],
+    "hex": lambda text: _decoded_runs(text, r"(?:[0-9a-fA-F]{2}){16,}", bytes.fromhex),
+    "base64, then zlib": lambda text: _decoded_runs(text, r"[A-Za-z0-9+/]{24,}={0,2}", _base64_zlib),
+    "integers as bytes": _integers,
 }
 
 
@@ -284,32 +319,3 @@ def disguised_leaks(text: str, assignment: str = FIRST) -> dict[str, list[str]]:
         if leaked := [line for line in lines if (line[:-1] if len(line) >= 40 else line) in squeezed]:
             found[how] = leaked
     return found
-
-
-GUARDED = "05-transformer"  # the chapter the redaction tests treat as graded inside the kernel (guarded_in_kernel)
-
-
-def guarded_in_kernel(monkeypatch) -> None:
-    """Make :data:`GUARDED` a chapter whose tests run inside the student's kernel, under the guard, for one test:
-    every chapter's run in the checker now, and the grader keeps that path (and its redaction) for a chapter that
-    is not."""
-    from autograde import course
-    from autograde.results import classify
-    from autograde.run import execute
-
-    outside = course.CHECKED_OUTSIDE - {GUARDED}
-    for module in (course, classify, execute):
-        monkeypatch.setattr(module, "CHECKED_OUTSIDE", outside)
-
-
-def guarded_hidden_line() -> tuple[str, str]:
-    """(assignment, one of its hidden test lines as written) for :data:`GUARDED` (made a chapter graded in the
-    kernel by :func:`guarded_in_kernel`, so what it says is redacted): the longest line that calls expect_close and
-    that the released notebook does not show."""
-    assignment = GUARDED
-    source = (SOLUTIONS / assignment / f"{assignment}.py").read_text()
-    released = (EXERCISES / assignment / f"{assignment}.ipynb").read_text()
-    lines = [line.strip() for block in re.findall(r"### BEGIN HIDDEN TESTS\n(.*?)### END HIDDEN TESTS", source, re.DOTALL)
-             for line in block.splitlines()
-             if line.strip().startswith("expect_close(") and line.strip().endswith(")") and line.strip()[:40] not in released]
-    return assignment, max(lines, key=len)

@@ -14,18 +14,16 @@ It keeps what decides a cell's points in the grader:
 - a test cell fails when it raises (nbgrader's verdict); output to stderr does
   NOT fail it, as the grader's ``StderrIsNotFailure`` relabels it, and a test
   cell's ``execute_result`` decides nothing (``no_verdict``);
-- the grader's guard (``autograde/run/guard.py``, the same source) is
-  installed before the first cell and called as ``GuardedExecute`` calls it:
-  what a test relies on is put back before each test cell, and a test during
-  which it was changed fails with ``TamperingError``;
 - a cell past the time limit is interrupted (``KeyboardInterrupt``, as the
   kernel gets) and recorded as timed out; the cells after it still run;
 - the message is the grader's own (``autograde.results.classify.classify_cell`` on the
-  same record, redacted against the hidden tests, as in scores.csv);
+  same record, as in scores.csv);
 - NumPy and PyTorch use one thread, Matplotlib the ``agg`` backend, as in the
   grader's kernels.
 
-What it does not reproduce: a kernel that dies (the grader runs the notebook
+What it does not reproduce: the checker (the test cells run here beside the
+answers, in one process, as plain nbgrader runs them: a mutant is a plausible
+mistake, not an attack), a kernel that dies (the grader runs the notebook
 again without that cell; here the variant's evaluation fails with an error),
 the sandbox's limits (memory, files, network) and the whole notebook's time
 limit. Mutants and alternatives need none of them;
@@ -37,16 +35,12 @@ evaluation of every mutant of each chapter (best of 3).
 from __future__ import annotations
 
 import argparse
-import builtins
 import fcntl
 import functools
 import hashlib
-import hmac
-import importlib.util
 import io
 import json
 import os
-import secrets
 import signal
 import subprocess
 import sys
@@ -111,8 +105,8 @@ def notebook_verdicts(cells: list[dict], variants: dict[str, dict[str, str]], ti
     `variants` maps a name to ``{solution_grade_id: code}`` (the complete code of
     each cell it replaces; ``{}`` is the notebook as given). Solution cells
     run as given (their ``### BEGIN/END SOLUTION`` markers removed). Returns
-    ``{name: {test_grade_id: (passed, message)}}``; `assignment` selects the
-    hidden tests the messages are redacted against, as the grader does.
+    ``{name: {test_grade_id: (passed, message)}}``; with `assignment`, each message is written as a row of
+    scores.csv writes it.
     """
     solution_ids = {c["nbgrader"].get("grade_id") for c in cells if c["nbgrader"].get("solution")}
     for name, cells_replaced in variants.items():
@@ -149,24 +143,21 @@ def _format(outcome: dict, tests: list[str], assignment: str) -> dict[str, tuple
     from nbformat import NotebookNode
 
     from autograde.intake.lms import spreadsheet_cell
-    from autograde.results.classify import CellResult, classify_cell, hidden_tests
+    from autograde.results.classify import CellResult, classify_cell
     from autograde.run.execute import EVENTS_KEY, error_output
 
-    hidden = hidden_tests(assignment) if assignment else None
     timed_out = any("timed_out" in c["events"] for c in outcome.values())
     verdicts = {}
     for grade_id in tests:
         record = outcome[grade_id]
         cell = NotebookNode(cell_type="code", metadata=NotebookNode({EVENTS_KEY: record["events"]}),
                             outputs=[error_output(*record["error"])] if record["error"] else [])
-        if "tampered" in record["events"]:  # (GuardedExecute adds this error output to a tampered test)
-            cell.outputs.append(error_output("TamperingError", "tampered"))
-        failure = classify_cell(cell, timed_out, hidden) if hidden is not None else classify_cell(cell, timed_out)
+        failure = classify_cell(cell, timed_out)
         if failure is None:
             verdicts[grade_id] = (True, "")
         else:
             status, message = failure
-            if assignment:  # redacted again as a row of scores.csv is, and written as scores.csv writes it
+            if assignment:  # written as scores.csv writes it
                 message = CellResult("", assignment, grade_id, 0.0, 1.0, status, message).message
             verdicts[grade_id] = (False, spreadsheet_cell(message))
     return verdicts
@@ -224,7 +215,7 @@ def mutant_verdicts(assignment: str, variants: dict[str, dict[str, str]], timeou
 
 def verdicts_key(cells: list[dict], variants: dict[str, dict[str, str]], timeout: float) -> str:
     """A hash of everything the verdicts of `variants` on `cells` depend on: the cells (solutions and tests), each
-    variant's code, the time limit, this evaluator's code and the grader's (its guard and classification, with
+    variant's code, the time limit, this evaluator's code and the grader's (its classification, with
     the version of every installed package: :func:`autograde.results.cache.grader_fingerprint`)."""
     from autograde.results.cache import grader_fingerprint
 
@@ -278,9 +269,7 @@ class _OutStream(io.TextIOWrapper):
     """sys.stdout and sys.stderr of the evaluation, written through a Python method as ipykernel's OutStream is.
 
     IPython records a cell's output by setting ``write`` on the stream during
-    the cell and setting the class's method back after it; the guard accepts
-    that bound method only when it is a Python function's (a C stream's
-    built-in method would read as tampering).
+    the cell and setting the class's method back after it.
     """
 
     def write(self, text):
@@ -288,13 +277,11 @@ class _OutStream(io.TextIOWrapper):
 
 
 class _Notebook:
-    """Runs cells in one InteractiveShell as the grader's GuardedExecute runs them in a kernel."""
+    """Runs cells in one InteractiveShell as a kernel runs them."""
 
     def __init__(self, cells: list[dict], timeout: float):
         from IPython.core.interactiveshell import InteractiveShell
         from traitlets.config import Config
-
-        from autograde.sources import defined_names, free_names, imported_packages
 
         for name, fd in (("stdout", 1), ("stderr", 2)):
             setattr(sys, name, _OutStream(os.fdopen(fd, "wb", closefd=False), encoding="utf-8",
@@ -302,20 +289,7 @@ class _Notebook:
         config = Config()
         config.HistoryManager.hist_file = ":memory:"  # no history database, no saving thread (forks inherit it)
         self.shell = InteractiveShell.instance(config=config)
-        self.cells, self.timeout, self.defined_names = cells, timeout, defined_names
-        code = [c for c in cells if c["cell_type"] == "code"]
-        tests = [c["source"] for c in code if _is_test(c)]
-        self.test_reads = set().union(*map(free_names, tests)) if tests else set()
-        packages = imported_packages([c["source"] for c in code if not c["nbgrader"].get("solution")])
-        self.key, self.entry, self.seq, self.dirty, self.untrusted = secrets.token_hex(16), \
-            f"_ag_{secrets.token_hex(8)}", 0, False, []
-        guard = {"__builtins__": dict(vars(builtins)), "__name__": "autograde_guard",
-                 "get_ipython": self.shell.get_ipython}
-        # The guard's source as GuardedExecute sends it (autograde.run.execute._guard_source), found without importing
-        # autograde.run.execute and nbgrader with it.
-        source = Path(importlib.util.find_spec("autograde.run.guard").origin).read_text()
-        exec(compile(source, "autograde_guard", "exec"), guard)  # noqa: S102 (the grader's own guard)
-        guard["install"](self.key, self.entry, packages)
+        self.cells, self.timeout = cells, timeout
         self.rang, self.clock = False, None
         signal.signal(signal.SIGALRM, self._interrupt)
 
@@ -330,34 +304,10 @@ class _Notebook:
         self.rang = True  # a timeout is what the alarm saw, never an exception's name (student code can raise it)
         raise KeyboardInterrupt  # what the kernel gets when nbclient interrupts a cell at the time limit
 
-    def _guard(self, expression: str) -> tuple[object, list[str]]:
-        """The guard's answer to `expression`, checked as GuardedExecute._expression_result checks it."""
-        try:
-            answer = self.shell.ev(f"{self.entry}{expression}")
-            body, mac = str(answer).rsplit(" ", 1)
-            expected = hmac.new(self.key.encode(), body.encode(), hashlib.sha256).hexdigest()
-            seq, raised, changes = json.loads(body) if hmac.compare_digest(mac, expected) else (None, None, None)
-        except Exception as error:  # noqa: BLE001 (any failure of the guard is the grader's "could not run")
-            return None, [f"the grader's guard could not run ({type(error).__name__}: {error})"]
-        if seq != self.seq + 1:
-            self.seq = seq if isinstance(seq, int) else self.seq
-            return None, ["the grader's guard was replaced or silenced (its answer is not the guard's)"]
-        self.seq = seq
-        return raised, list(changes)
-
     def run(self, index: int, source: str) -> dict:
         """Run cell `index` with `source`; its record: ``{"error": [ename, evalue] | None, "events": {...},
         "seconds": wall time}``."""
-        cell = self.cells[index]
-        nbgrader, is_test = cell["nbgrader"], _is_test(cell)
-        provided = bool(nbgrader and not nbgrader.get("solution"))
         events: dict = {}
-        if is_test and self.dirty:
-            _, restored = self._guard("('check',)")
-            if any("grader's guard" in c for c in restored):
-                self.untrusted = [c for c in restored if "grader's guard" in c]
-            if restored:
-                events["restored"] = {"changes": restored}
         start, self.rang = time.monotonic(), False
         from autograde.run.clock import CellClock, run_queue_wait
 
@@ -374,16 +324,6 @@ class _Notebook:
         if self.rang:
             events["timed_out"] = {}
             error = error or KeyboardInterrupt()
-        names = [n for n in self.defined_names(source) if n in self.test_reads]
-        if is_test:
-            _, changes = self._guard(f"('after_test', {names!r})")
-            changes, self.untrusted = self.untrusted + changes, []
-            if changes:
-                events["tampered"] = {"changes": changes}
-        elif provided:
-            _, changes = self._guard(f"('remember', {names!r})")
-            self.untrusted += [c for c in changes if "grader's guard" in c]
-        self.dirty = not is_test
         return {"error": [type(error).__name__, str(error)] if error is not None else None, "events": events,
                 "seconds": round(time.monotonic() - start, 3)}
 
