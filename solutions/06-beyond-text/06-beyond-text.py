@@ -98,9 +98,13 @@ def expect_close(actual, expected, what):
         raise AssertionError(f"{what} contains NaN, first at index {idx}; expected {expected[idx]:.6g}.")
     bad = ~np.isclose(actual, expected, atol=tolerance, rtol=tolerance, equal_nan=True)
     if bad.any():
-        idx = tuple(int(i) for i in np.argwhere(bad)[0])
-        raise AssertionError(f"{what} is wrong at index {idx}: expected {expected[idx]:.6g}, got "
-                             f"{actual[idx]:.6g} ({int(bad.sum())} of {bad.size} entries differ).")
+        # Name the entry that differs most, and by how much: two values printed alike can still differ by 1e-6.
+        with np.errstate(invalid="ignore"):
+            difference = np.where(bad, np.nan_to_num(np.abs(actual - expected), nan=np.inf), -1.0)
+        idx = tuple(int(i) for i in np.unravel_index(int(np.argmax(difference)), difference.shape))
+        raise AssertionError(f"{what} is wrong: the largest difference is {difference[idx]:.3g}, at index {idx} "
+                             f"(expected {expected[idx]:.10g}, got {actual[idx]:.10g}); {int(bad.sum())} of {bad.size} "
+                             f"entries differ by more than the tolerance {tolerance:g}.")
 
 
 class MultiHeadSelfAttention(nn.Module):
@@ -729,7 +733,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 
-@settings(max_examples=25, deadline=None, database=None, derandomize=True, suppress_health_check=list(HealthCheck))
+@settings(max_examples=25, deadline=None, database=None, derandomize=True, suppress_health_check=list(HealthCheck),
+          report_multiple_bugs=False)  # one failure, the simplest: its message names the mistake
 @given(st.integers(1, 3), st.integers(1, 3), st.integers(2, 6), st.floats(0.0, 0.9), st.integers(0, 10_000))
 def _check_renormalised(layers, heads, length, zero_share, seed):
     rng = np.random.default_rng(seed)
@@ -909,7 +914,8 @@ _check_pool_against_hand()
 # %% nbgrader={"grade": true, "grade_id": "test_AttentionPooling_permutation", "locked": true, "points": 0.5, "schema_version": 3, "solution": false}
 # Hidden tests (hypothesis): permuting the elements of the sets (with their padding flags) leaves the output unchanged.
 ### BEGIN HIDDEN TESTS
-@settings(max_examples=20, deadline=None, database=None, derandomize=True, suppress_health_check=list(HealthCheck))
+@settings(max_examples=20, deadline=None, database=None, derandomize=True, suppress_health_check=list(HealthCheck),
+          report_multiple_bugs=False)
 @given(st.integers(1, 3), st.integers(1, 8), st.sampled_from([(4, 1), (6, 2), (8, 4)]), st.integers(0, 10_000))
 def _check_permutation_invariance(batch, n, shape, seed):
     d_model, heads = shape
@@ -932,7 +938,8 @@ _check_permutation_invariance()
 # %% nbgrader={"grade": true, "grade_id": "test_AttentionPooling_padding", "locked": true, "points": 1, "schema_version": 3, "solution": false}
 # Hidden tests (hypothesis): padding changes nothing: a padded set pools as its real elements alone, whatever the padding.
 ### BEGIN HIDDEN TESTS
-@settings(max_examples=20, deadline=None, database=None, derandomize=True, suppress_health_check=list(HealthCheck))
+@settings(max_examples=20, deadline=None, database=None, derandomize=True, suppress_health_check=list(HealthCheck),
+          report_multiple_bugs=False)
 @given(st.integers(1, 3), st.integers(1, 6), st.integers(1, 4), st.sampled_from([(4, 1), (6, 2)]), st.integers(0, 10_000))
 def _check_padding_invariance(batch, n, extra, shape, seed):
     d_model, heads = shape
@@ -1132,7 +1139,8 @@ _check_gat_against_loops([2, 3], [True, False], " (head h uses columns h * out_d
 # %% nbgrader={"grade": true, "grade_id": "test_GATLayer_neighbours", "locked": true, "points": 0.5, "schema_version": 3, "solution": false}
 # Hidden tests (hypothesis): a node's output does not change when only nodes it does not receive from change.
 ### BEGIN HIDDEN TESTS
-@settings(max_examples=25, deadline=None, database=None, derandomize=True, suppress_health_check=list(HealthCheck))
+@settings(max_examples=25, deadline=None, database=None, derandomize=True, suppress_health_check=list(HealthCheck),
+          report_multiple_bugs=False)
 @given(st.integers(2, 8), st.floats(0.0, 0.8), st.integers(1, 2), st.integers(0, 10_000))
 def _check_neighbours_only(n, density, heads, seed):
     gat = _random_gat(3, 2, heads, True, seed)
@@ -1161,7 +1169,8 @@ _check_neighbours_only()
 # %% nbgrader={"grade": true, "grade_id": "test_GATLayer_equivariance", "locked": true, "points": 0.5, "schema_version": 3, "solution": false}
 # Hidden tests (hypothesis): relabelling the nodes (permuting x and the adjacency's rows and columns) permutes the output.
 ### BEGIN HIDDEN TESTS
-@settings(max_examples=25, deadline=None, database=None, derandomize=True, suppress_health_check=list(HealthCheck))
+@settings(max_examples=25, deadline=None, database=None, derandomize=True, suppress_health_check=list(HealthCheck),
+          report_multiple_bugs=False)
 @given(st.integers(1, 8), st.floats(0.0, 0.8), st.integers(1, 3), st.booleans(), st.integers(0, 10_000))
 def _check_relabelling(n, density, heads, concat, seed):
     gat = _random_gat(4, 3, heads, concat, seed)
