@@ -802,8 +802,16 @@ _check_rollout_order()
 # output of `self.attn` with the seeds as queries and `x` as keys and values,
 # padding ignored: `(B, num_seeds, d_model)`. `nn.MultiheadAttention`'s
 # `key_padding_mask` is `True` where a key must be *ignored*, the opposite of
-# `present`. A set with no real element at all gets zeros (not nan: softmax
-# over no keys at all is 0 / 0).
+# `present`.
+#
+# A set with no real element at all gets zeros. `nn.MultiheadAttention` does
+# not give them: for a query whose keys are all ignored, softmax over no keys
+# is 0 / 0, and on the PyTorch this course uses the output is then nan with
+# `need_weights=True` (the default), but `out_proj`'s bias with
+# `need_weights=False` (that path gives such a query zero weights, so only the
+# output projection's bias is left). `torch.nan_to_num` cleans the first case
+# only; setting the output of every empty set to zeros yourself (for instance
+# with `torch.where` on `present.any(dim=1)`) works with both.
 #
 # The result must not depend on the order of the elements nor on the padding:
 # how many padding slots there are, where they are and what they hold.
@@ -846,8 +854,11 @@ expect_shape(_pool(torch.randn(4, 5, 8)), (4, 3, 8), "the output for sets x (4, 
 expect_shape(_pool(torch.randn(4, 5, 8), torch.rand(4, 5) < 0.7), (4, 3, 8), "the output for x (4, 5, 8) with `present`")
 
 # Worked example: d_model = 2, one head, one seed. The query and key projections are zero, so every score is 0 and
-# the seed attends uniformly to the 3 elements; the value and output projections are the identity, all biases 0.
-# The output is the mean of the elements (1, 2), (3, 4), (5, 9): (3, 5).
+# the seed attends uniformly to the real elements; the value and output projections are the identity, the output
+# projection's bias is (0.5, -0.5), the other biases 0. Three sets padded to 4 slots (padding holds large values):
+# set 0 has the real elements (1, 2), (3, 4), (5, 9): their mean (3, 5) plus the bias, (3.5, 4.5);
+# set 1 has no real element: zeros (not nan, and not the bias);
+# set 2 has one real element, (7, 1), in slot 2: (7.5, 0.5).
 torch.manual_seed(0)
 _pool = AttentionPooling(2, 1).double()
 with torch.no_grad():
@@ -855,10 +866,28 @@ with torch.no_grad():
     _pool.attn.in_proj_weight[4:] = torch.eye(2)  # rows 4-5: the value projection
     _pool.attn.in_proj_bias.zero_()
     _pool.attn.out_proj.weight.copy_(torch.eye(2))
-    _pool.attn.out_proj.bias.zero_()
-    _pooled = _pool(torch.tensor([[[1.0, 2.0], [3.0, 4.0], [5.0, 9.0]]], dtype=torch.float64))
-expect_close(_pooled, [[[3.0, 5.0]]], "the pooled set of the worked example (uniform attention over (1, 2), (3, 4), "
-             "(5, 9), values and output projection the identity: their mean (3, 5))")
+    _pool.attn.out_proj.bias.copy_(torch.tensor([0.5, -0.5]))
+    _x = torch.tensor([[[1.0, 2.0], [3.0, 4.0], [5.0, 9.0], [100.0, -100.0]],
+                       [[40.0, 40.0], [-60.0, 20.0], [80.0, 10.0], [30.0, 30.0]],
+                       [[50.0, 50.0], [-50.0, 50.0], [7.0, 1.0], [90.0, -90.0]]], dtype=torch.float64)
+    _present = torch.tensor([[True, True, True, False], [False, False, False, False], [False, False, True, False]])
+    _pooled = torch.as_tensor(_pool(_x, _present)).detach()
+expect_shape(_pooled, (3, 1, 2), "the pooled sets of the worked example (3 sets, 1 seed, d_model 2)")
+_hint = ""
+if torch.allclose(_pooled[0, 0].float(), torch.tensor([100.5, -100.5])):
+    _hint = (" (set 0 pools its padding slot only: key_padding_mask is True where a key is ignored, so pass ~present, "
+             "not present)")
+elif torch.allclose(_pooled[0, 0].float(), torch.tensor([27.75, -21.75])):
+    _hint = " (set 0 pools its padding slot too: pass key_padding_mask=~present to self.attn)"
+elif torch.isnan(_pooled[1]).any():
+    _hint = " (the empty set 1 gives nan: see the instructions on sets with no real element)"
+elif torch.allclose(_pooled[1, 0].float(), torch.tensor([0.5, -0.5])):
+    _hint = (" (the empty set 1 gives out_proj's bias (0.5, -0.5), which nn.MultiheadAttention returns with "
+             "need_weights=False for a query with no key: nan_to_num does not catch it; return zeros for such a set)")
+expect_close(_pooled, [[[3.5, 4.5]], [[0.0, 0.0]], [[7.5, 0.5]]],
+             "the pooled sets of the worked example (uniform attention over each set's real elements, values and output "
+             "projection the identity, output bias (0.5, -0.5): set 0 (3.5, 4.5), the empty set 1 zeros, set 2 "
+             f"(7.5, 0.5)){_hint}")
 
 # %% nbgrader={"grade": true, "grade_id": "test_AttentionPooling_oracle", "locked": true, "points": 1, "schema_version": 3, "solution": false}
 # Hidden tests: agreement with multi-head attention written out by hand, random parameters, several seeds and heads.
@@ -976,7 +1005,12 @@ def _check_empty_set():
     assert not torch.isnan(got[1]).any(), (
         "a set with no real element (present all False) gives nan: softmax over no keys at all is 0 / 0; return zeros "
         "for such a set")
-    expect_close(got[1], np.zeros((3, 6)), "the pooled empty set (present all False): zeros")
+    bias = pool.attn.out_proj.bias.detach().double()
+    hint = ""
+    if torch.allclose(got[1].double(), bias.expand(3, 6), atol=1e-5):
+        hint = (" (yours is out_proj's bias, which nn.MultiheadAttention returns with need_weights=False for a query "
+                "whose keys are all ignored, and nan_to_num does not catch; set the output of an empty set to zeros)")
+    expect_close(got[1], np.zeros((3, 6)), f"the pooled empty set (present all False; it must be zeros){hint}")
     expect_close(got, _pool_by_hand(pool, x, present), "the pooled sets of a batch holding an empty set (the other sets "
                  "must pool as usual)")
 
