@@ -659,7 +659,15 @@ _check_vit_training()
 # weights `(B, H, T, T)`, one per layer in order (as your ViT returns them),
 # that returns `R`, `(B, T, T)`. Row `i` of `R` says how much each input token
 # contributes to token `i` after the last layer; row 0 of a ViT is its class
-# token. Keep the dtype of the weights.
+# token.
+#
+# What is graded about the dtype: only the precision of the numbers, judged by
+# the dtype you return. The hidden tests pass float64 weights; a float64 result
+# must match to about `1e-8`, a float32 one to about `1e-5`. So keeping the
+# dtype of the weights (an identity made with `dtype=weights.dtype`) and
+# computing in float32 and returning float32 both earn every point; computing
+# in float32 and casting the result back to float64 does not (float32 is
+# accurate to about `1e-7` only).
 
 # %% nbgrader={"grade": false, "grade_id": "attention_rollout", "locked": false, "schema_version": 3, "solution": true}
 def attention_rollout(attention):
@@ -713,13 +721,25 @@ def _random_weights(rng, batch, heads, length):
     return torch.from_numpy(weights / weights.sum(-1, keepdims=True))
 
 
+def _precision_hint(got, expected):
+    """A hint when a float64 result is off by float32's rounding only (computed in float32, cast back to float64)."""
+    got = torch.as_tensor(got).detach()
+    if got.dtype != torch.float64 or tuple(got.shape) != tuple(np.shape(expected)):
+        return ""
+    largest = float(np.abs(got.numpy() - np.asarray(expected)).max())
+    if 1e-8 < largest < 1e-5:
+        return (f" (off by {largest:.2g} at most, float32's rounding: a float64 result is compared at about 1e-8, so "
+                "compute in float64, or return the float32 result, which is compared at float32's precision)")
+    return ""
+
+
 def _check_rollout_against_loops():
     rng = np.random.default_rng(63)
     for layers, batch, heads, length in [(1, 2, 3, 4), (2, 1, 1, 5), (3, 3, 2, 6), (4, 2, 4, 3)]:
         attention = [_random_weights(rng, batch, heads, length) for _ in range(layers)]
-        expect_close(attention_rollout(attention), _rollout_by_loops(attention),
-                     f"the rollout of {layers} layer(s) of random weights ({batch}, {heads}, {length}, {length}), "
-                     "compared with a loop over the layers")
+        got, expected = attention_rollout(attention), _rollout_by_loops(attention)
+        expect_close(got, expected, f"the rollout of {layers} layer(s) of random weights ({batch}, {heads}, {length}, "
+                     f"{length}), compared with a loop over the layers{_precision_hint(got, expected)}")
 
 
 _check_rollout_against_loops()
@@ -752,7 +772,9 @@ def _check_renormalised(layers, heads, length, zero_share, seed):
         f"with input rows that do not sum to 1 (all-zero rows of masked queries, rows scaled down), the rollout's rows "
         f"sum to {np.round(sums.numpy().ravel(), 4).tolist()[:8]}, not 1: renormalise every row of 0.5 * A + 0.5 * I "
         "to sum to 1 in each layer, before multiplying")
-    expect_close(rollout, _rollout_by_loops(attention), f"the rollout of {layers} layer(s) whose rows do not sum to 1")
+    expected = _rollout_by_loops(attention)
+    expect_close(rollout, expected, f"the rollout of {layers} layer(s) whose rows do not sum to 1"
+                 f"{_precision_hint(rollout, expected)}")
 
 
 _check_renormalised()
