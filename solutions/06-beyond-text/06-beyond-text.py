@@ -399,6 +399,9 @@ _blocks = getattr(_vit, "blocks", None)
 assert isinstance(_blocks, nn.ModuleList) and len(_blocks) == 2 and all(isinstance(b, TransformerBlock) for b in _blocks), (
     "ViT needs self.blocks = nn.ModuleList of num_layers (here 2) TransformerBlock(d_model, num_heads, 4 * d_model)")
 expect_shape(_blocks[0].ff[0].weight, (48, 12), "blocks[0].ff[0].weight (d_ff = 4 * d_model = 48)")
+assert all(bool(_block.norm_first) for _block in _blocks), (
+    "ViT's blocks must be pre-norm, TransformerBlock(d_model, num_heads, 4 * d_model) with its default "
+    "norm_first=True, as the ViT paper's blocks are; yours has norm_first=False")
 assert isinstance(getattr(_vit, "norm", None), nn.LayerNorm), "ViT needs self.norm, an nn.LayerNorm(d_model)"
 assert isinstance(getattr(_vit, "head", None), nn.Linear), "ViT needs self.head, an nn.Linear(d_model, num_classes)"
 expect_shape(_vit.head.weight, (5, 12), "head.weight (nn.Linear(d_model=12, num_classes=5))")
@@ -447,20 +450,33 @@ def _unfold_patches(images, patch_size):
     return F.unfold(images, patch_size, stride=patch_size).transpose(1, 2)
 
 
-def _block_by_hand(block, x):
-    """One pre-norm TransformerBlock computed from its parameters: (x after the block, weights (B, h, T, T))."""
-    batch, length, d_model = x.shape
-    heads = block.attn.num_heads
+def _attention_by_hand(attn, y):
+    """Multi-head self-attention without a mask, from its parameters: (output (B, T, d), weights (B, h, T, T))."""
+    batch, length, d_model = y.shape
+    heads = attn.num_heads
     width = d_model // heads
-    y = F.layer_norm(x, (d_model,), block.norm1.weight, block.norm1.bias, 1e-5)
-    q, k, v = (y @ block.attn.qkv.weight.T + block.attn.qkv.bias).split(d_model, dim=-1)
+    q, k, v = (y @ attn.qkv.weight.T + attn.qkv.bias).split(d_model, dim=-1)
     q, k, v = (t.reshape(batch, length, heads, width).transpose(1, 2) for t in (q, k, v))
     weights = torch.softmax(q @ k.transpose(-2, -1) / math.sqrt(width), dim=-1)
     mixed = (weights @ v).transpose(1, 2).reshape(batch, length, d_model)
-    x = x + mixed @ block.attn.out.weight.T + block.attn.out.bias
-    y = F.layer_norm(x, (d_model,), block.norm2.weight, block.norm2.bias, 1e-5)
-    hidden = F.gelu(y @ block.ff[0].weight.T + block.ff[0].bias)
-    return x + hidden @ block.ff[2].weight.T + block.ff[2].bias, weights
+    return mixed @ attn.out.weight.T + attn.out.bias, weights
+
+
+def _block_by_hand(block, x, norm_first=True):
+    """One TransformerBlock (pre-norm unless told) from its parameters: (x after the block, weights (B, h, T, T))."""
+    def norm(layer, t):
+        return F.layer_norm(t, (t.shape[-1],), layer.weight, layer.bias, 1e-5)
+
+    def ff(t):
+        return F.gelu(t @ block.ff[0].weight.T + block.ff[0].bias) @ block.ff[2].weight.T + block.ff[2].bias
+
+    if not norm_first:  # only to name the mistake in a hint: the original Transformer's post-norm order
+        mixed, weights = _attention_by_hand(block.attn, x)
+        x = norm(block.norm1, x + mixed)
+        return norm(block.norm2, x + ff(x)), weights
+    mixed, weights = _attention_by_hand(block.attn, norm(block.norm1, x))
+    x = x + mixed
+    return x + ff(norm(block.norm2, x)), weights
 
 
 def _vit_by_hand(vit, images, patch_size, variant="right"):
@@ -479,7 +495,7 @@ def _vit_by_hand(vit, images, patch_size, variant="right"):
         x = torch.cat([cls, tokens], dim=1) + positions
     attention = []
     for block in vit.blocks:
-        x, weights = _block_by_hand(block, x)
+        x, weights = _block_by_hand(block, x, norm_first=variant != "post-norm blocks (norm_first=False)")
         attention.append(weights)
     x = F.layer_norm(x, (d_model,), vit.norm.weight, vit.norm.bias, 1e-5)
     pooled = {"mean of all tokens": x.mean(dim=1), "class token last": x[:, -1]}.get(variant, x[:, 0])
@@ -513,10 +529,12 @@ def _check_vit_against_hand():
         with torch.no_grad():
             expected, _ = _vit_by_hand(vit, images, patch_size)
             hint = ""
-            for variant in ("class token without position", "no positions", "class token last", "mean of all tokens"):
+            for variant, step in [("class token without position", "step 2"), ("no positions", "step 2"),
+                                  ("class token last", "steps 2 and 4"), ("mean of all tokens", "step 4"),
+                                  ("post-norm blocks (norm_first=False)", "the list of attributes")]:
                 if tuple(torch.as_tensor(got).shape) == tuple(expected.shape) and torch.allclose(
                         torch.as_tensor(got).double(), _vit_by_hand(vit, images, patch_size, variant)[0], atol=1e-6):
-                    hint = f" (your logits are those of a ViT with {variant}: see steps 2 and 4 of the instructions)"
+                    hint = f" (your logits are those of a ViT with {variant}: see {step} of the instructions)"
         expect_close(got, expected, f"ViT's logits for image_size={image_size}, patch_size={patch_size}, "
                      f"channels={channels}, d_model={d_model}, {num_heads} head(s), {num_layers} layer(s), with random "
                      "parameters, compared with the forward pass written out by hand (class token at index 0, "
@@ -527,25 +545,51 @@ _check_vit_against_hand()
 ### END HIDDEN TESTS
 
 # %% nbgrader={"grade": true, "grade_id": "test_ViT_attention", "locked": true, "points": 0.5, "schema_version": 3, "solution": false}
-# Hidden tests: with return_attention=True, each layer's weights, in layer order, equal the ones written out by hand.
+# Hidden tests: with return_attention=True, the list holds each layer's weights, in layer order: the weights each
+# block's attention computed on the input it received (read with forward pre-hooks). Whatever your ViT feeds the
+# blocks is checked by test_ViT_oracle; this cell checks only what is returned, so a mistake costs points once.
 ### BEGIN HIDDEN TESTS
+def _inputs_of_attention(vit, images):
+    """Run vit(images, return_attention=True) with a forward pre-hook on each block's attn: (result, the input each
+    attn received on its last call, or None where it was not called)."""
+    attentions = [block.attn for block in vit.blocks]
+    received = {}
+
+    def keep(i, args, kwargs):
+        x = args[0] if args else next(iter(kwargs.values()), None)  # called with x positional or by keyword
+        if torch.is_tensor(x):
+            received[i] = x.detach().clone()  # the last call's input: the one attn.last_weights comes from
+
+    handles = [attn.register_forward_pre_hook(lambda module, args, kwargs, i=i: keep(i, args, kwargs), with_kwargs=True)
+               for i, attn in enumerate(attentions)]
+    try:
+        with torch.no_grad():
+            result = vit(images, return_attention=True)
+    finally:
+        for handle in handles:
+            handle.remove()
+    return result, [received.get(i) for i in range(len(attentions))]
+
+
 def _check_vit_attention():
     for shape in _VIT_SHAPES[:2]:
         image_size, patch_size, channels, num_classes, d_model, num_heads, num_layers, batch = shape
         with patchify_is(_unfold_patches):
             vit = _random_vit(*shape[:-1], seed=sum(shape))
             images = torch.rand(batch, channels, image_size, image_size, dtype=torch.float64)
-            with torch.no_grad():
-                result = vit(images, return_attention=True)
+            result, inputs = _inputs_of_attention(vit, images)
         assert isinstance(result, tuple) and len(result) == 2, "with return_attention=True, ViT returns (logits, attention)"
-        with torch.no_grad():
-            _, expected = _vit_by_hand(vit, images, patch_size)
         assert len(result[1]) == num_layers, (
             f"attention must hold one tensor of weights per layer ({num_layers}), not {len(result[1])}")
-        for layer, (got, weights) in enumerate(zip(result[1], expected)):
-            expect_close(torch.as_tensor(got), weights, f"the attention weights of layer {layer} (of {num_layers}) for "
-                         f"image_size={image_size}, patch_size={patch_size}, {num_heads} head(s), compared with the "
-                         "weights written out by hand (each block's attn.last_weights, in layer order)")
+        for layer, (got, x) in enumerate(zip(result[1], inputs)):
+            assert x is not None, (f"block {layer}'s attention (blocks[{layer}].attn) was not called during the forward "
+                                   "pass: run every block in order (step 3)")
+            with torch.no_grad():
+                _, weights = _attention_by_hand(vit.blocks[layer].attn, x.double())
+            expect_close(torch.as_tensor(got), weights, f"the attention weights of layer {layer} (of {num_layers}) "
+                         f"for image_size={image_size}, patch_size={patch_size}, {num_heads} head(s), compared with the "
+                         f"weights blocks[{layer}].attn computed on the input it received (return each block's "
+                         "attn.last_weights, read after that block has run, in layer order)")
 
 
 _check_vit_attention()
