@@ -220,15 +220,20 @@ def patchify(images, patch_size):
 
 
 # %% nbgrader={"grade": true, "grade_id": "test_patchify", "locked": true, "points": 0.5, "schema_version": 3, "solution": false}
-# Visible test: the shape and dtype, and a worked example on a 4 x 4 image with pixels numbered 0 to 15.
+# Visible test: the shape and dtype, and a worked example on a 2-channel 4 x 4 image with pixels numbered 0 to 31.
 # (Names in test cells start with _, so that they never clash with yours.)
 expect_shape(patchify(torch.zeros(2, 3, 4, 6), 2), (2, 6, 12), "patchify of images (2, 3, 4, 6) with patch_size 2")
-_image = torch.arange(16.0).reshape(1, 1, 4, 4)  # row 0 is 0 1 2 3, row 1 is 4 5 6 7, ...
+_image = torch.arange(32.0).reshape(1, 2, 4, 4)  # channel 0: row 0 is 0 1 2 3, row 1 is 4 5 6 7, ...; channel 1: 16..31
 _patches = patchify(_image, 2)
 assert _patches.dtype == torch.float32, f"patchify must keep the dtype of images (float32 here), not return {_patches.dtype}"
-# Top left, top right, bottom left, bottom right; each patch row by row.
-expect_close(_patches[0], [[0, 1, 4, 5], [2, 3, 6, 7], [8, 9, 12, 13], [10, 11, 14, 15]],
-             "patchify of the 4 x 4 image 0..15 with patch_size 2 (patches in row-major order, each row by row)")
+# Top left, top right, bottom left, bottom right; each patch channel 0 row by row, then channel 1 row by row.
+_expected = [[0, 1, 4, 5, 16, 17, 20, 21], [2, 3, 6, 7, 18, 19, 22, 23],
+             [8, 9, 12, 13, 24, 25, 28, 29], [10, 11, 14, 15, 26, 27, 30, 31]]
+_hint = ""
+if tuple(_patches.shape) == (1, 4, 8) and [int(v) for v in _patches[0, 0]] == [0, 16, 1, 17, 4, 20, 5, 21]:
+    _hint = " (your first patch is 0, 16, 1, 17, ...: channels last, (p, p, C) order; (C, p, p) is asked for)"
+expect_close(_patches[0], _expected, "patchify of the 2-channel 4 x 4 image 0..31 with patch_size 2 (patches in "
+             f"row-major order, each flattened channel by channel, each channel row by row){_hint}")
 
 # %% nbgrader={"grade": true, "grade_id": "test_patchify_order", "locked": true, "points": 0.5, "schema_version": 3, "solution": false}
 # Hidden tests: the patches come in row-major order (left to right, then top to bottom), also for wide images.
@@ -740,6 +745,17 @@ _layer2 = torch.tensor([[[[1.0, 0.0], [1.0, 0.0]], [[1.0, 0.0], [1.0, 0.0]]]])
 expect_close(attention_rollout([_layer1, _layer2])[0], [[0.75, 0.25], [0.5, 0.5]],
              "the rollout of the worked example (expected [[0.75, 0.25], [0.5, 0.5]]: heads averaged, 0.5 * A + 0.5 * I, "
              "the last layer on the left)")
+# Worked example with rows that do not sum to 1: one layer, one head, three tokens. Query 0 was fully masked (a row of
+# zeros) and query 1's weights sum to 0.5, so 0.5 * A + 0.5 * I = [[0.5, 0, 0], [0.25, 0.5, 0], [0, 0.5, 0.5]];
+# renormalising each row to sum to 1 gives [[1, 0, 0], [1/3, 2/3, 0], [0, 0.5, 0.5]].
+_masked = torch.tensor([[[[0.0, 0.0, 0.0], [0.5, 0.0, 0.0], [0.0, 1.0, 0.0]]]])  # (B=1, H=1, T=3, T=3)
+_rollout = torch.as_tensor(attention_rollout([_masked])).detach()
+_hint = ""
+if tuple(_rollout.shape) == (1, 3, 3) and torch.allclose(_rollout[0, 0].float(), torch.tensor([0.5, 0.0, 0.0])):
+    _hint = " (your row 0 sums to 0.5: renormalise every row of 0.5 * A + 0.5 * I to sum to 1, step 3)"
+expect_close(_rollout[0], [[1.0, 0.0, 0.0], [1 / 3, 2 / 3, 0.0], [0.0, 0.5, 0.5]],
+             "the rollout of one layer whose row 0 is all zeros (a fully masked query) and whose row 1 sums to 0.5 "
+             f"(expected [[1, 0, 0], [1/3, 2/3, 0], [0, 0.5, 0.5]]: each row of 0.5 * A + 0.5 * I renormalised){_hint}")
 
 # %% nbgrader={"grade": true, "grade_id": "test_attention_rollout_oracle", "locked": true, "points": 1, "schema_version": 3, "solution": false}
 # Hidden tests: agreement with a loop over layers, on random weights of one to four layers, float64.
@@ -1172,6 +1188,40 @@ with torch.no_grad():
 expect_close(_out, [[0.5, 0.5], [1.0, 1.0], [1.0, 1.5], [5.0, -1.0]],
              "the output of the worked example (scores all 0, so each node averages itself and its neighbours: node 0 "
              "(0.5, 0.5), node 1 (1, 1), node 2 (1, 1.5), node 3 without edges itself (5, -1))")
+
+# Worked example with scores, two heads and a directed graph. Three nodes, x = (1, 0), (0, 1), (1, 1). Edges:
+# adjacency[0, 1] (node 0 receives from node 1) and adjacency[2, 0] (node 2 receives from node 0); node 1 receives
+# from nobody. With self-loops: node 0 attends to {0, 1}, node 1 to {1}, node 2 to {0, 2}.
+# W stacks the identity and twice the identity: head 0 uses columns 0-1 of W x, z_i = x_i; head 1 columns 2-3,
+# z_i = 2 x_i. a_left = 0 in both heads, so e_ij = LeakyReLU_0.2(a_right . z_j):
+# head 0: a_right = (-5 ln 2, 0): e = LeakyReLU_0.2(-5 ln 2) = -ln 2 for j = 0 and 2, 0 for j = 1 (exp: 1/2, 1/2, 1);
+# head 1: a_right = (0, ln 3 / 2): e = ln 3 for j = 1 and 2, 0 for j = 0 (exp: 1, 3, 3).
+# Head 0: node 0 weights (1/3, 2/3) on nodes (0, 1): (1/3, 2/3); node 1 itself: (0, 1); node 2 (1/2, 1/2): (1, 0.5).
+# Head 1: node 0 weights (1/4, 3/4): (0.5, 1.5); node 1 itself: (0, 2); node 2 (1/4, 3/4) on (0, 2): (2, 1.5).
+# Concatenated in head order: node 0 (1/3, 2/3, 0.5, 1.5), node 1 (0, 1, 0, 2), node 2 (1, 0.5, 2, 1.5).
+_x = torch.tensor([[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]], dtype=torch.float64)
+_adjacency = torch.tensor([[False, True, False], [False, False, False], [True, False, False]])
+_gat = GATLayer(2, 2, num_heads=2).double()
+with torch.no_grad():
+    _gat.W.weight.copy_(torch.tensor([[1.0, 0.0], [0.0, 1.0], [2.0, 0.0], [0.0, 2.0]]))
+    _gat.a.copy_(torch.tensor([[0.0, 0.0, -5 * math.log(2), 0.0], [0.0, 0.0, 0.0, math.log(3) / 2]]))
+    _out = torch.as_tensor(_gat(_x, _adjacency)).detach()
+expect_shape(_out, (3, 4), "the output of the second worked example (3 nodes, 2 heads of out_dim 2, concatenated)")
+_hint = ""
+if torch.allclose(_out[1].float(), torch.tensor([0.0, 0.0, 1.0, 2.0])):
+    _hint = (" (node 1's output is (0, 0, 1, 2): head h must take columns h * out_dim ... (h + 1) * out_dim - 1 of W x, "
+             "W(x).view(N, num_heads, out_dim), not every num_heads-th column)")
+elif not torch.allclose(_out[1].float(), torch.tensor([0.0, 1.0, 0.0, 2.0])):
+    _hint = (" (node 1 receives from nobody, adjacency[1] is all False, so it attends to itself only and its output is "
+             "its own z, (0, 1) and (0, 2); yours mixes in other nodes: adjacency[i, j] True means i receives from j, so read row i "
+             "of the adjacency, not column i)")
+elif abs(float(_out[0, 0]) - 2 ** -0.05 / (1 + 2 ** -0.05)) < 1e-6:
+    _hint = (" (node 0's head 0 weights are those of LeakyReLU with slope 0.01, F.leaky_relu's default: GAT uses "
+             "negative_slope=0.2)")
+expect_close(_out, [[1 / 3, 2 / 3, 0.5, 1.5], [0.0, 1.0, 0.0, 2.0], [1.0, 0.5, 2.0, 1.5]],
+             "the output of the second worked example (directed edges 0 <- 1 and 2 <- 0, self-loops added, scores "
+             "LeakyReLU_0.2(a_right . z_j), two heads concatenated in head order: node 0 (1/3, 2/3, 0.5, 1.5), node 1 "
+             f"(0, 1, 0, 2), node 2 (1, 0.5, 2, 1.5)){_hint}")
 
 # %% nbgrader={"grade": true, "grade_id": "test_GATLayer_oracle", "locked": true, "points": 1, "schema_version": 3, "solution": false}
 # Hidden tests: one head agrees with a loop over nodes and neighbours, on random directed graphs, float64.
