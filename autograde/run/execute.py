@@ -327,10 +327,6 @@ class GuardedExecute(Execute):
         left = max(self._deadline - time.monotonic(), 0.01)  # (0 would mean no limit to nbclient)
         return left if timeout is None else min(timeout, left)
 
-    def on_cell_executed(self, **kwargs):
-        self._last_reply = kwargs.get("execute_reply")
-        return super().on_cell_executed(**kwargs)
-
     def _clock(self, cell) -> CellClock:
         """A clock for the request about to be sent to the kernel (a cell, or the grader's own if `cell` is None)."""
         if cell is None and getattr(self, "_starting_agent", False):
