@@ -1,4 +1,5 @@
-# The forward pass keeps one state (m, l, o) per key block and merges them pairwise (split-K); the backward pass
+# The forward pass summarises each key block by a state (m, l, o) and merges them in a balanced tree (split-K), as
+# a binary counter: at most log2 of the blocks pending at once. The backward pass
 # recomputes D from the weights, D = rowsum(P * dP), in a first sweep over the blocks, instead of from O.
 def _merge(a, b):
     (m_a, l_a, o_a), (m_b, l_b, o_b) = a, b
@@ -29,7 +30,8 @@ class FlashAttention(torch.autograd.Function):
     @staticmethod
     def forward(ctx, Q, K, V, causal=False, block_size=64):
         m, n = Q.shape[-2], K.shape[-2]
-        states = []
+        stack = []  # (level, state): two states of one level merge at once, a balanced tree of merges that holds
+        # O(log(n / block_size)) states, never one per key block (each has an (m, d_v) output)
         for j0, j1 in _blocks(n, block_size):
             s = Q @ K[..., j0:j1, :].transpose(-2, -1) / math.sqrt(Q.shape[-1])
             if causal:
@@ -39,11 +41,14 @@ class FlashAttention(torch.autograd.Function):
             p = torch.exp(s - base[..., None])
             l = torch.sum(p, dim=-1)
             o = (p @ V[..., j0:j1, :]) / torch.where(l > 0, l, torch.ones_like(l))[..., None]
-            states.append((top, l, o))
-        while len(states) > 1:  # a balanced tree of merges
-            states = [_merge(states[k], states[k + 1]) if k + 1 < len(states) else states[k]
-                      for k in range(0, len(states), 2)]
-        top, l, O = states[0]
+            state, level = (top, l, o), 0
+            while stack and stack[-1][0] == level:
+                state, level = _merge(stack.pop()[1], state), level + 1
+            stack.append((level, state))
+        state = stack.pop()[1]
+        while stack:
+            state = _merge(stack.pop()[1], state)
+        top, l, O = state
         L = top + torch.log(l)
         ctx.save_for_backward(Q, K, V, O, L)
         ctx.causal, ctx.block_size = causal, block_size
