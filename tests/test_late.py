@@ -7,6 +7,7 @@ report) on synthetic rows. The end-to-end tests grade a few chapter-1 notebooks 
 ``python -m autograde grade``.
 """
 import os
+import re
 from datetime import UTC, datetime, timedelta, timezone
 from pathlib import Path
 from zoneinfo import ZoneInfo
@@ -51,6 +52,18 @@ def test_a_due_date_is_read_with_its_offset_z_or_zone_name():
     assert parse_when("2026-03-01T22:59Z") == datetime(2026, 3, 1, 22, 59, tzinfo=UTC)
     named = parse_when("2026-07-01T23:59 Europe/Berlin")
     assert named.utcoffset() == timedelta(hours=2), "summer time in Berlin is UTC+2"
+    # As instructors write it (issue 33): a space before the time, and before the zone's name.
+    spaced = parse_when("2026-03-01 23:59 Europe/Berlin")
+    assert spaced == datetime(2026, 3, 1, 22, 59, tzinfo=UTC), spaced
+
+
+@pytest.mark.parametrize(("text", "says"), [
+    ("2026-03-01 23:59 Europe/Berln", "no time zone is named 'Europe/Berln'"),
+    ("2026-03-01 Europe/Berlin", "gives no time of day: write it too"),
+])
+def test_a_due_date_with_a_zone_name_but_a_mistake_says_which(text, says):
+    with pytest.raises(ValueError, match=re.escape(says)):
+        parse_when(text)
 
 
 @pytest.mark.parametrize("naive", ["2026-03-01T23:59", "2026-03-01"])

@@ -37,18 +37,19 @@ UNITS = {"day": 86400.0, "hour": 3600.0}
 LATE_COLUMNS = ["raw_score", "late_penalty", "submitted_at", "late_by", "time_source"]
 UNKNOWN = "unknown"  # time_source of a submission handed in whose time the export does not say
 _RULE = re.compile(r"^\s*(?P<percent>\d+(?:\.\d+)?)\s*%?\s*(?:/|per\s+)\s*(?P<per>day|hour)s?\s*$", re.IGNORECASE)
-_ZONE_NAME = re.compile(r"^(?P<stamp>\S+)\s+(?P<zone>[A-Za-z][A-Za-z0-9_+-]*(?:/[A-Za-z0-9_+-]+)*)$")
+# A date-time (its time after a "T" or a space) followed by a zone name: "2026-03-01 23:59 Europe/Berlin".
+_ZONE_NAME = re.compile(r"^(?P<stamp>\d{4}-\d{2}-\d{2}(?:[T ]\S+)?)\s+(?P<zone>[A-Za-z][A-Za-z0-9_+-]*(?:/[A-Za-z0-9_+-]+)*)$")
 
 
 def parse_when(text: str, zone: tzinfo | None = None, what: str = "the due date") -> datetime:
     """An ISO 8601 date-time with its time zone (``2026-03-01T23:59+01:00``, ``...Z``, or followed by an IANA zone
-    name, ``2026-03-01T23:59 Europe/Berlin``) as an aware datetime. Without a zone: read in `zone` if given, else
+    name, ``2026-03-01T23:59 Europe/Berlin`` or ``2026-03-01 23:59 Europe/Berlin``) as an aware datetime. Without a zone: read in `zone` if given, else
     ValueError (a due date must say its zone)."""
     text = text.strip()
     named = _ZONE_NAME.match(text)
     if re.fullmatch(r"\d{4}-\d{2}-\d{2}", named["stamp"] if named else text):  # (else: that day's first minute)
         raise ValueError(f"{what} {text!r} gives no time of day" + (
-            ": write it too, like 2026-03-05T23:59" if zone is not None else
+            ": write it too, like 2026-03-05T23:59" if zone is not None or named else
             " and no time zone: write both, like 2026-03-01T23:59+01:00 or 2026-03-01T23:59 Europe/Berlin"))
     try:
         when = datetime.fromisoformat(named["stamp"] if named else text)
