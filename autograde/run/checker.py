@@ -463,7 +463,7 @@ class NotebookChecker:
 
     OVERRIDES = {"retry_with_reference": "_retry_with_reference", "peak_memory_of": "_peak_memory_of",
                  "_rerun_answer_with_references": "_rerun_answer_with_references", "gradients_of": "gradients",
-                 "saved_by": "saved_by", "gradcheck_of": "gradcheck_of"}
+                 "saved_by": "saved_by", "gradcheck_of": "gradcheck_of", "largest_operation_of": "largest_operation"}
 
     def _compile(self, source: str, name: str):
         """`source` compiled, less its top-level definitions of the helpers the checker replaces (its own stand in,

@@ -3,7 +3,7 @@
 The grader sends this file's source into each kernel with :mod:`autograde.run.agent`, which runs a probe when
 the checker asks (``{"op": "probe", "name": ...}``) and returns what it measured as data; the checker runs the
 same function itself on objects of its own (a reference). A notebook gives the same helpers to the student
-(``gradients_of``, ``saved_by``, ``gradcheck_of``), so that a test reads the same in the student's copy.
+(``gradients_of``, ``saved_by``, ``gradcheck_of``, ``largest_operation_of``), so that a test reads the same in the student's copy.
 
 What a probe returns is measured inside the student's process, which the student's code could patch (torch
 itself); it is what the student's code does, as autograd there sees it, never a value of the tests'.
@@ -81,4 +81,33 @@ def gradcheck_of(target, args, kwargs=None, **options):
     return torch.autograd.gradcheck(lambda *a: target(*a, **(kwargs or {})), inputs, **options)
 
 
-PROBES = {"gradients": gradients, "saved_by": saved_by, "gradcheck_of": gradcheck_of}
+def largest_operation(target, args, wrt=(), kwargs=None):
+    """The largest tensor any operation outputs while ``target(*args, **kwargs)`` runs forward and backward (the
+    gradients of the sum of its output with respect to ``args[i]`` for each i in `wrt`), as PyTorch dispatches
+    them (a ``TorchDispatchMode``: what runs inside one kernel is not seen): (its number of elements, the
+    operation's name)."""
+    torch = __import__("torch")
+    dispatch = __import__("torch.utils._python_dispatch", fromlist=["TorchDispatchMode"])
+
+    class Largest(dispatch.TorchDispatchMode):
+        most = (0, "")
+
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            out = func(*args, **(kwargs or {}))
+            for t in (out if isinstance(out, (tuple, list)) else (out,)):
+                if isinstance(t, torch.Tensor) and t.numel() > self.most[0]:
+                    self.most = (t.numel(), str(func))
+            return out
+
+    args = _leaves(args, wrt)
+    with Largest() as seen:
+        out = target(*args, **(kwargs or {}))
+        first = out[0] if isinstance(out, (tuple, list)) else out
+        leaves = [args[i] for i in wrt]
+        if leaves:
+            torch.autograd.grad(first.sum(), leaves, allow_unused=True)
+    return seen.most
+
+
+PROBES = {"gradients": gradients, "saved_by": saved_by, "gradcheck_of": gradcheck_of,
+          "largest_operation": largest_operation}

@@ -31,9 +31,9 @@
 # Keep the names and arguments: the grader calls them. Do not edit or delete
 # test cells; the grader restores its own copy of each. The names
 # `expect_shape`, `expect_close`, `retry_with_reference`,
-# `reference_attention`, `gradients_of`, `saved_by`, `gradcheck_of` and
-# `peak_memory_of` belong to the tests: do not define your own with these
-# names.
+# `reference_attention`, `gradients_of`, `saved_by`, `gradcheck_of`,
+# `largest_operation_of` and `peak_memory_of` belong to the tests: do not
+# define your own with these names.
 #
 # **How it is graded.** The visible tests after each exercise check shapes and
 # one worked example. Grading adds hidden tests to the cells marked *hidden
@@ -208,6 +208,34 @@ def peak_memory_of(call):
     before = resident("VmRSS")
     result = call()
     return result, max(resident("VmHWM") - before, 0)
+
+
+def largest_operation_of(function, args, wrt=(), kwargs=None):
+    """The largest tensor any PyTorch operation outputs while `function(*args, **kwargs)` runs forward and backward
+    (gradients of the sum of its output for `args[i]`, i in `wrt`): (its number of elements, the operation's
+    name). How the tests see the blocks of exercise 4: a TorchDispatchMode sees every operation PyTorch
+    dispatches, not what happens inside one (torch.utils._python_dispatch is a private module of PyTorch's)."""
+    from torch.utils._python_dispatch import TorchDispatchMode
+
+    class Largest(TorchDispatchMode):
+        most = (0, "")
+
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            out = func(*args, **(kwargs or {}))
+            for t in (out if isinstance(out, (tuple, list)) else (out,)):
+                if isinstance(t, torch.Tensor) and t.numel() > self.most[0]:
+                    self.most = (t.numel(), str(func))
+            return out
+
+    args = list(args)
+    for i in wrt:
+        args[i] = torch.as_tensor(args[i]).detach().requires_grad_(True)
+    with Largest() as seen:
+        out = function(*args, **(kwargs or {}))
+        first = out[0] if isinstance(out, (tuple, list)) else out
+        if wrt:
+            torch.autograd.grad(first.sum(), [args[i] for i in wrt], allow_unused=True)
+    return seen.most
 
 
 def gradcheck_of(function, args, kwargs=None, **options):
@@ -685,11 +713,15 @@ _check_merge_stable()
 #   held in the attributes of `ctx` (walked through lists, tuples, dicts and
 #   objects) hold together at most the elements of `Q`, `K`, `V`, `O` and two
 #   per query: 3,264, where the weights alone have `m·n = 9,216`.
-# - *What the passes hold while they run.* With `B = H = 1`,
-#   `m = n = 2048`, `d = d_v = 64`, float64, `block_size=64`, the forward and
-#   the backward pass together take less than 32 MiB of memory at their peak
-#   beyond the inputs, the size of one `2048 × 2048` float64 matrix: never
-#   form the whole `(m, n)` scores or weights, in either pass.
+# - *What the passes hold while they run.* With `B = H = 1`, `m = n = 96`,
+#   `d = d_v = 8`, `block_size=32`, no PyTorch operation of the forward or the
+#   backward pass outputs a tensor of `m·n = 9,216` elements or more (seen
+#   with `largest_operation_of`; a block of scores has `96 × 32 = 3,072`).
+#   And with `B = H = 1`, `m = n = 2048`, `d = d_v = 64`, float64,
+#   `block_size=64`, the forward and the backward pass together take less
+#   than 32 MiB of memory at their peak beyond the inputs, the size of one
+#   `2048 × 2048` float64 matrix: never form the whole `(m, n)` scores or
+#   weights, in either pass.
 
 # %% nbgrader={"grade": false, "grade_id": "FlashAttention", "locked": false, "schema_version": 3, "solution": true}
 class FlashAttention(torch.autograd.Function):
@@ -1001,9 +1033,22 @@ _check_flash_saved()
 ### END HIDDEN TESTS
 
 # %% nbgrader={"grade": true, "grade_id": "test_FlashAttention_memory", "locked": true, "points": 1, "schema_version": 3, "solution": false}
-# Hidden tests: the second memory bound: with B = H = 1, m = n = 2048, d = d_v = 64, float64, block_size=64, the forward
-# and backward pass together take less than 32 MiB at their peak beyond the inputs (one 2048 x 2048 float64 matrix).
+# Hidden tests: the second memory bound: no operation of the forward or backward pass outputs m·n elements or more
+# (B = H = 1, m = n = 96, block_size=32), and with B = H = 1, m = n = 2048, d = d_v = 64, float64, block_size=64, the
+# forward and backward pass together take less than 32 MiB at their peak beyond the inputs (one 2048 x 2048 float64
+# matrix).
 ### BEGIN HIDDEN TESTS
+def _check_flash_operations():
+    Q, K, V, _ = _random_qkv(81, 1, 1, 96, 96, 8, 8, scale=1.0)
+    elements, operation = largest_operation_of(flash_attention, (Q, K, V), wrt=(0, 1, 2),
+                                               kwargs={"block_size": 32})
+    assert elements < 96 * 96, (
+        f"an operation of flash_attention's forward or backward pass ({operation}) output a tensor of {elements:,} "
+        "elements (B = H = 1, m = n = 96, d = d_v = 8, block_size=32): not less than the m·n = 9,216 of the whole "
+        "score matrix. Work block by block in both passes (a block of scores has 96 x 32 = 3,072 elements), and "
+        "let the backward pass recompute each block's weights from L rather than run autograd through attention")
+
+
 def _check_flash_memory():
     Q, K, V, dO = _random_qkv(80, 1, 1, 2048, 2048, 64, 64, scale=1.0)
 
@@ -1025,6 +1070,7 @@ def _check_flash_memory():
         "maximum and normaliser) and in the backward pass (recomputed from L), and never hold all of them at once")
 
 
+_check_flash_operations()
 _check_flash_memory()
 ### END HIDDEN TESTS
 
