@@ -28,10 +28,10 @@
 # **How to work.** Replace every `raise NotImplementedError()` with your code.
 # Keep the names and arguments: the grader calls them. Do not edit or delete
 # test cells; the grader restores its own copy of each. The notebook gives you
-# `MultiHeadSelfAttention`, `count_flops`, `expect_shape`, `expect_close`,
-# `VOCAB`, `SEQ_LEN`, `repeated_sequences`, `train_induction` and
-# `evaluate_induction`: use them, but do not define anything else under these
-# names (the grader puts the given ones back before every test).
+# `MultiHeadSelfAttention`, `count_flops`, `gradients_of`, `expect_shape`,
+# `expect_close`, `VOCAB`, `SEQ_LEN`, `repeated_sequences`, `train_induction`
+# and `evaluate_induction`: use them, but do not define anything else under
+# these names (the grader puts the given ones back before every test).
 #
 # **How it is graded.** The visible tests after each exercise check shapes
 # and, in exercises 1 to 4, one worked example: a small input whose right
@@ -156,6 +156,20 @@ def count_flops(fn):
     with FlopCounterMode(display=False) as counter:
         fn()
     return counter.get_total_flops()
+
+
+def gradients_of(module, args, wrt=(), pick=None):
+    """The gradients of the sum of `module(*args)` (its `pick`-th output if `pick` is given) with respect to
+    `args[i]` (for each i in `wrt`) and to every parameter of `module`: (the output, [gradient of each of those
+    args], {parameter name: gradient}). A gradient that does not reach is None."""
+    args = list(args)
+    for i in wrt:
+        args[i] = torch.as_tensor(args[i]).detach().requires_grad_(True)
+    out = module(*args)
+    first = out if pick is None else out[pick]
+    named = list(module.named_parameters())
+    found = torch.autograd.grad(first.sum(), [args[i] for i in wrt] + [p for _, p in named], allow_unused=True)
+    return out, list(found[:len(wrt)]), {name: g for (name, _), g in zip(named, found[len(wrt):])}
 
 
 @contextlib.contextmanager
@@ -1038,18 +1052,62 @@ except Exception as error:
 
 # %% nbgrader={"grade": true, "grade_id": "test_TinyGPT_loss", "locked": true, "points": 1, "schema_version": 3, "solution": false}
 # Hidden test: trained (seed 0), TinyGPT's loss on the repeated tokens of fresh sequences is below 1.0.
-# Trained with the grader's correct TransformerBlock. The first occurrence of a token cannot be predicted; the repeats can.
+# Trained with correct blocks: your TransformerBlock where it computes what the grader's does, else the grader's. The
+# first occurrence of a token cannot be predicted; the repeats can.
 ### BEGIN HIDDEN TESTS
+def _notebooks_block_is_correct():
+    """Whether the notebook's TransformerBlock computes what _CorrectBlock computes, outputs, gradients (for the
+    input and every parameter) and the weights its attn keeps, given the same parameters, at TinyGPT's sizes with
+    a causal mask: then TinyGPT
+    trains with the notebook's own blocks (the same computation, in the student's kernel alone); else with
+    _CorrectBlock, so that a mistake in the block costs its points once, in exercise 2. Cached."""
+    found = globals().setdefault("_tinygpt_block_checked", [])
+    if not found:
+        try:
+            generator = torch.Generator().manual_seed(7)
+            torch.manual_seed(7)
+            correct = _CorrectBlock(32, 2, 128)
+            block = TransformerBlock(32, 2, 128)
+            block.load_state_dict(correct.state_dict())
+            x = torch.randn(2, SEQ_LEN - 1, 32, generator=generator)
+            causal = torch.tril(torch.ones(SEQ_LEN - 1, SEQ_LEN - 1, dtype=torch.bool))
+            want, [want_dx], want_dp = gradients_of(correct, (x, causal), wrt=(0,), pick=None)
+            got, [got_dx], got_dp = gradients_of(block, (x, causal), wrt=(0,), pick=None)
+            # (TinyGPT reports each block's attn.last_weights: the block must compute them with its attn.)
+            pairs = [(got, want), (got_dx, want_dx), (block.attn.last_weights, correct.attn.last_weights)]
+            pairs += [(got_dp.get(name), g) for name, g in want_dp.items()]
+            found.append(set(got_dp) == set(want_dp) and all(
+                a is not None and torch.allclose(torch.as_tensor(a), torch.as_tensor(b), atol=1e-5, rtol=1e-4)
+                for a, b in pairs))
+        except Exception:  # (any failure: the grader's block, as before)
+            found.append(False)
+    return found[0]
+
+
 def _train_tinygpt_with_correct_blocks(seed=0):
-    """Train a TinyGPT built with _CorrectBlock as train_induction does; cached: (loss, accuracy, attention, tokens)."""
+    """Train a TinyGPT built with correct blocks as train_induction does (the notebook's own where
+    _notebooks_block_is_correct(), its parameters started as with _CorrectBlock; else _CorrectBlock); cached:
+    (loss, accuracy, attention, tokens)."""
     cache = globals().setdefault("_tinygpt_training_results", {})
     if seed not in cache:
         try:
             torch.manual_seed(seed)
             with _transformer_block_is(_CorrectBlock):
-                trained = TinyGPT(VOCAB, d_model=32, num_heads=2, num_layers=2, max_len=SEQ_LEN)
-                train_induction(trained, seed=seed)
-                cache[seed] = evaluate_induction(trained)
+                start = TinyGPT(VOCAB, d_model=32, num_heads=2, num_layers=2, max_len=SEQ_LEN)
+            own = None
+            if _notebooks_block_is_correct():
+                own = TinyGPT(VOCAB, d_model=32, num_heads=2, num_layers=2, max_len=SEQ_LEN)
+                try:
+                    own.load_state_dict(start.state_dict())  # (the calibrated start: the same parameters)
+                except Exception:  # (a TinyGPT whose parameters do not carry over: the grader's blocks)
+                    own = None
+            if own is None:
+                with _transformer_block_is(_CorrectBlock):
+                    train_induction(start, seed=seed)
+                    cache[seed] = evaluate_induction(start)
+            else:
+                train_induction(own, seed=seed)
+                cache[seed] = evaluate_induction(own)
         except Exception as error:  # the same failure for both training tests
             cache[seed] = error
     if isinstance(cache[seed], Exception):
