@@ -1068,7 +1068,7 @@ def _notebooks_block_is_correct():
             torch.manual_seed(7)
             correct = _CorrectBlock(32, 2, 128)
             block = TransformerBlock(32, 2, 128)
-            block.load_state_dict(correct.state_dict())
+            block.load_state_dict(dict(correct.state_dict()))  # (a plain dict: data, not a handle, to the kernel)
             x = torch.randn(2, SEQ_LEN - 1, 32, generator=generator)
             causal = torch.tril(torch.ones(SEQ_LEN - 1, SEQ_LEN - 1, dtype=torch.bool))
             want, [want_dx], want_dp = gradients_of(correct, (x, causal), wrt=(0,), pick=None)
