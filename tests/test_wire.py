@@ -31,6 +31,20 @@ def test_data_comes_back_as_the_same_data_with_dtypes_kept():
     assert back["dtype"] == np.dtype("int16") and back["td"] is torch.float16
 
 
+def test_a_state_dict_crosses_as_a_dict_of_its_tensors():
+    # (A test that loads the grader's module's state into the student's sends module.state_dict(), an OrderedDict:
+    # as a handle, the kernel's load_state_dict refused it.)
+    from collections import OrderedDict
+
+    import torch
+
+    state = torch.nn.Linear(3, 2).state_dict()
+    assert type(state) is OrderedDict
+    back, handles = roundtrip(state)
+    assert handles == [] and type(back) is dict and list(back) == ["weight", "bias"]
+    assert all(torch.equal(back[k], state[k]) for k in state)
+
+
 def test_an_ndarray_subclass_crosses_as_a_plain_array_and_what_is_not_data_as_a_handle():
     class Weights(np.ndarray):
         pass

@@ -31,6 +31,7 @@ import math
 import socket
 import struct
 import sys
+from collections import OrderedDict
 
 import numpy as np
 
@@ -146,7 +147,7 @@ def encode(value, blobs: list, handle, depth: int = 0):
         return [encode(v, blobs, handle, depth + 1) for v in value]
     if type(value) is tuple:
         return {"$tuple": [encode(v, blobs, handle, depth + 1) for v in value]}
-    if type(value) is dict:
+    if type(value) in (dict, OrderedDict):  # (a module's state_dict is an OrderedDict: its items are the data)
         return {"$dict": [[encode(k, blobs, handle, depth + 1), encode(v, blobs, handle, depth + 1)]
                           for k, v in value.items()]}
     if type(value) is slice:
