@@ -1,12 +1,17 @@
-# A subclass of saved_tensors_hooks that counts bytes, used once per computation; the ratio as a numpy float.
+# A subclass of saved_tensors_hooks that keeps the distinct storages it is given (a dict keyed by the storage's
+# address), used once per computation; the ratio as a numpy float.
 class CountingHooks(torch.autograd.graph.saved_tensors_hooks):
     def __init__(self):
-        self.bytes = 0
+        self.storages = {}
         super().__init__(self.pack, lambda tensor: tensor)
 
     def pack(self, tensor):
-        self.bytes += tensor.nelement() * tensor.element_size()
+        self.storages[tensor.untyped_storage().data_ptr()] = tensor.untyped_storage().nbytes()
         return tensor
+
+    @property
+    def bytes(self):
+        return sum(self.storages.values())
 
 
 inputs = [torch.randn(1, 1, 2048, 64, dtype=torch.float64, requires_grad=True) for _ in range(3)]
