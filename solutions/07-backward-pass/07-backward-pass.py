@@ -1045,8 +1045,8 @@ _check_flash_saved()
 ### BEGIN HIDDEN TESTS
 def _check_flash_operations():
     Q, K, V, _ = _random_qkv(81, 1, 1, 96, 96, 8, 8, scale=1.0)
-    elements, operation = largest_operation_of(flash_attention, (Q, K, V), wrt=(0, 1, 2),
-                                               kwargs={"block_size": 32})
+    blocks = {"block_size": 32}
+    elements, operation = largest_operation_of(flash_attention, (Q, K, V), wrt=(0, 1, 2), kwargs=blocks)
     assert elements < 96 * 96, (
         f"an operation of flash_attention's forward or backward pass ({operation}) output a tensor of {elements:,} "
         "elements (B = H = 1, m = n = 96, d = d_v = 8, block_size=32): not less than the m·n = 9,216 of the whole "
