@@ -67,3 +67,39 @@ def test_the_garbage_the_attacks_are_measured_against_scores_little(outside):
     assert outside["garbage"][0] <= 1.0, outside["garbage"]
     assert outside["garbage"][1]["test_softmax"]["status"] == "failed"
     assert FIRST == honest_submissions()["keeps-a-thread-pool"][0]
+
+
+# What crossing the boundary costs: a test's round trips to the kernel are recorded per test cell -----------------
+
+def _exchanges(out, student: str, assignment: str, grade_id: str) -> int:
+    """The round trips between checker and kernel of one test cell, as the executed notebook records them."""
+    import nbformat
+
+    from autograde.run.execute import CHECKER_KEY
+
+    [path] = out.glob(f"nbgrader/worker-*/autograded/{student}/{assignment}/{assignment}.ipynb")
+    cell = next(c for c in nbformat.read(path, as_version=4).cells
+                if c.metadata.get("nbgrader", {}).get("grade_id") == grade_id)
+    return cell.metadata[CHECKER_KEY]["exchanges"]
+
+
+@pytest.mark.slow
+@pytest.mark.sandbox
+def test_a_correct_block_trains_tinygpt_in_the_kernel_not_call_by_call_across(tmp_path):
+    # Training TinyGPT around the grader's lent _CorrectBlock costs a round trip per block call (400 steps, 2 blocks,
+    # forward and backward: 1,600 at least); a student's block that computes what _CorrectBlock does trains in the
+    # kernel alone (the block check, one call to train, one to evaluate).
+    from tests.support.commands import grade_command
+    from tests.support.synthetic import completed_notebook
+
+    a = "05-transformer"
+    write_submission(completed_notebook(a), tmp_path / "class", "reference", a)
+    out = tmp_path / "out"  # (graded afresh: a kept result has no executed notebook to read)
+    done = grade_command(tmp_path / "class", out, "--jobs", "1", "--no-similarity")
+    assert done.returncode == 0, done.stderr[-2000:]
+    own = _exchanges(out, "reference", a, "test_TinyGPT_loss")
+    assert own < 400 * 2, f"the reference's training test made {own} round trips: it trained across the boundary"
+    # The count sees lent calls: the causal test runs the reference's TinyGPT on the lent _CorrectBlock (two forward
+    # passes through two blocks), and each block call crosses.
+    lent = _exchanges(out, "reference", a, "test_TinyGPT_causal")
+    assert lent >= 2 * 2, f"the causal test's four calls of lent blocks made only {lent} round trips"

@@ -512,6 +512,7 @@ class NotebookChecker:
     def test(self, source: str, count: int | None = None) -> dict:
         """Run a test cell; what it did, as data (see the module's docstring)."""
         self._cells += 1
+        exchanges = self.side.exchanges
         name = f"test_cell_{self._cells}.py"
         filename = os.path.join(self.folder, name)
         out = io.StringIO()
@@ -553,6 +554,7 @@ class NotebookChecker:
                 sock.close()
             self.side.conn = None
         result["stdout"] = out.getvalue()[:OUTPUT_CHARS]
+        result["exchanges"] = self.side.exchanges - exchanges
         return result
 
 

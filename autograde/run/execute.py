@@ -39,10 +39,11 @@ from .checker import CheckerFailed, checker_process
 from .clock import CellClock, run_queue_wait, tree_cpu_seconds  # noqa: F401 (run_queue_wait: this module's interface)
 from .kernel_manager import SandboxKernelManager
 
-__all__ = ["EVENTS_KEY", "CellClock", "Event", "GuardedExecute", "SandboxKernelManager", "StderrIsNotFailure",
+__all__ = ["CHECKER_KEY", "EVENTS_KEY", "CellClock", "Event", "GuardedExecute", "SandboxKernelManager", "StderrIsNotFailure",
            "error_output", "events", "grading_settings", "no_verdict", "record", "run_queue_wait"]
 
 EVENTS_KEY = "autograde"  # the key of the execute step's record in a cell's metadata
+CHECKER_KEY = "autograde_checker"  # a test cell's metadata: what its run in the checker cost ({"exchanges": n})
 # Each kernel's log (its end), beside the executed notebook; a notebook run again after its kernel died has several.
 KERNEL_LOG = "kernel{suffix}.log"
 
@@ -490,6 +491,8 @@ class GuardedExecute(Execute):
             answer = self._checker.finish()
         except CheckerFailed as e:
             raise RuntimeError(f"the grader's checker failed on cell {index}: {e}") from None
+        # How many round trips the test cell made to the kernel (what a test's calls cost; never read for a grade).
+        cell.setdefault("metadata", {})[CHECKER_KEY] = {"exchanges": int(answer.get("exchanges") or 0)}
         if id(cell) not in self._stopped:  # (stopped at a time limit: the timeout is the cell's outcome)
             self._checker_outputs(cell, answer)
         return cell, resources

@@ -339,6 +339,7 @@ class Endpoint:
         self._ids: dict[int, int] = {}
         self.conn = None
         self.sent_bytes = 0  # the bytes of arrays this side has sent (a memory probe leaves its inputs out)
+        self.exchanges = 0  # requests sent or answered: what crossed between the processes, one round trip each
 
     # Encoding: what is not data is exported; the other side's proxies go back as their own handles.
     def _handle(self, obj):
@@ -403,6 +404,7 @@ class Endpoint:
         for key, value in fields.items():
             message[key] = encode(value, blobs, self._handle)
         self.sent_bytes += sum(len(b) for b in blobs)
+        self.exchanges += 1
         send(self.conn, message, blobs)
         return self.serve_until_reply()
 
@@ -435,6 +437,7 @@ class Endpoint:
 
     def answer(self, message: dict, blobs) -> None:
         """Carry out one request of the other side's and send the reply."""
+        self.exchanges += 1
         caught = []
         random = "random" in message and _torch() is not None
         try:
