@@ -1243,6 +1243,33 @@ def test_ch7_cpu_ratios_are_the_measured_ones_and_memory_stays_below_one_score_m
 
 @pytest.mark.book
 @pytest.mark.slow
+def test_ch7_low_precision_error_is_decided_by_the_accumulators(book):
+    """'float32 adds nothing visible' to the inputs' rounding error; bf16 throughout multiplies it; SDPA given bf16
+    adds less than the reference in bf16, on every draw (within the glued factors)."""
+    g = glued(CH7)
+    errors = {name: np.array(values) for name, values in g["ch7_bf16_errors"].items()}
+    rounding = errors["inputs rounded, float64 arithmetic"]
+    assert len(rounding) == g["ch7_bf16_seeds"] >= 5
+    assert g["ch7_bf16_rounding_min"] == rounding.min() and g["ch7_bf16_rounding_max"] == rounding.max()
+    assert np.all(rounding > 2.0**-12) and np.all(rounding < 2.0**-5), f"the inputs' rounding error {rounding}"
+    for name, key in [("exercise 7.4, float32 arithmetic", "float32"), ("exercise 7.4, bf16 throughout", "bf16"),
+                      ("SDPA given bf16", "sdpa")]:
+        factor = errors[name] / rounding
+        assert g[f"ch7_bf16_{key}_factor_min"] == pytest.approx(factor.min()), key
+        assert g[f"ch7_bf16_{key}_factor_max"] == pytest.approx(factor.max()), key
+    float32 = errors["exercise 7.4, float32 arithmetic"] / rounding
+    assert np.all(np.abs(float32 - 1) < 1e-3), f"float32 arithmetic changes the error by the factors {float32}"
+    bf16 = errors["exercise 7.4, bf16 throughout"] / rounding
+    assert np.all(bf16 > 1.3), f"bf16 throughout multiplies the error only by {bf16}"
+    sdpa = errors["SDPA given bf16"] / rounding
+    # 'less than the reference in bf16 on every draw'; its output's one rounding to bf16 adds at most 2^-9 of an entry
+    assert np.all(sdpa < bf16), f"SDPA given bf16: factors {sdpa}, the reference in bf16 {bf16}"
+    assert np.all(errors["SDPA given bf16"] <= rounding + 2.0**-9), (
+        f"SDPA given bf16: errors {errors['SDPA given bf16']}, more than the inputs' {rounding} plus 2^-9")
+
+
+@pytest.mark.book
+@pytest.mark.slow
 def test_ch7_page_runs_within_its_budget(book):
     """The page runs in every book build: at most 60 s of CPU time on one core."""
     seconds = glued(CH7)["ch7_page_cpu_seconds"]
