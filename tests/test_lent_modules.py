@@ -68,6 +68,10 @@ def kernel():
     pid = os.fork()
     if pid == 0:  # the kernel: answer until the checker says done
         code = 0
+        mine.close()
+        # One thread: a fork inherits no OpenMP workers, and a parallel region here would wait for them forever
+        # (the parent process of the test run may have started its pool in an earlier test).
+        torch.set_num_threads(1)
         try:
             from autograde.run.agent import KernelSide
 
@@ -77,6 +81,7 @@ def kernel():
         except BaseException:
             code = 1
         os._exit(code)
+    theirs.close()  # (so that a kernel that dies is seen as gone, not waited for)
     side = CheckerSide(None)
     side.conn = mine
     side.sync_random = True
