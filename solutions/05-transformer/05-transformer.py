@@ -1064,12 +1064,12 @@ def _notebooks_block_is_correct():
     found = globals().setdefault("_tinygpt_block_checked", [])
     if not found:
         try:
-            generator = torch.Generator().manual_seed(7)
+            draws = torch.Generator().manual_seed(7)
             torch.manual_seed(7)
             correct = _CorrectBlock(32, 2, 128)
             block = TransformerBlock(32, 2, 128)
             block.load_state_dict(dict(correct.state_dict()))  # (a plain dict: data, not a handle, to the kernel)
-            x = torch.randn(2, SEQ_LEN - 1, 32, generator=generator)
+            x = torch.randn(2, SEQ_LEN - 1, 32, generator=draws)
             causal = torch.tril(torch.ones(SEQ_LEN - 1, SEQ_LEN - 1, dtype=torch.bool))
             want, [want_dx], want_dp = gradients_of(correct, (x, causal), wrt=(0,), pick=None)
             got, [got_dx], got_dp = gradients_of(block, (x, causal), wrt=(0,), pick=None)
