@@ -7,8 +7,9 @@ write scores.csv, grades.csv, notes.csv (:mod:`autograde.results.outputs`), feed
 (:mod:`autograde.pages.feedback`) and report.html (:mod:`autograde.pages.report`). The
 submissions and the repository are only read.
 
-A run writes into a fresh folder inside the output folder and swaps it in at
-the end, so a run that fails leaves the last run's output as it was. The grader
+A run writes into a fresh folder inside the output folder and shows it at the
+end by flipping one link, so a run that fails, or is killed while it swaps,
+leaves the last run's output as it was. The grader
 replaces only what it wrote itself: folders that carry its marker file and, in
 an output folder that carries the marker, the files it names.
 """
@@ -62,7 +63,11 @@ OWN_FILES = ("scores.csv", "grades.csv", "notes.csv", "unmatched.csv", "report.h
              "gradebook-import.csv", "not_in_gradebook.csv",  # (these two: written with --gradebook)
              pdf_pages.REPORT_PDF, pdf_pages.MOODLE_ZIP,  # (these two: with --pdf)
              "similarity.csv", "similarity.html")  # (these two: unless --no-similarity)
-_NEXT, _OLD = ".autograde-next-", ".autograde-old-"
+# A run is written into `.autograde-next-*`, renamed `.autograde-run-*` when done, and shown by flipping one link,
+# `.autograde-current`, to it: each of the grader's entries in --out is a link through that one
+# (`scores.csv -> .autograde-current/scores.csv`), so --out shows one run whole at every moment.
+_NEXT, _RUN, _CURRENT = ".autograde-next-", ".autograde-run-", ".autograde-current"
+_OLD = ".autograde-old-"  # (the scratch of earlier versions of the grader, removed as leftovers)
 
 
 def settings_in_force(overrides: dict | None = None) -> dict:
@@ -127,23 +132,70 @@ def _mark(folder: Path) -> Path:
     return folder
 
 
+def _shown_run(out: Path) -> Path | None:
+    """The run folder that `out`'s links show, if any."""
+    try:
+        target = os.readlink(out / _CURRENT)
+    except OSError:
+        return None
+    return out / target if target.startswith(_RUN) and "/" not in target else None
+
+
+def _link(out: Path, name: str, target: str) -> None:
+    """Make `out / name` a link to `target`, replacing what is there in one step."""
+    if os.path.islink(out / name) and os.readlink(out / name) == target:
+        return
+    temporary = out / f"{_CURRENT}.tmp-{os.getpid()}-{name}"
+    temporary.unlink(missing_ok=True)
+    os.symlink(target, temporary)
+    os.replace(temporary, out / name)
+
+
+def _ours_linked(out: Path, name: str) -> bool:
+    return os.path.islink(out / name) and os.readlink(out / name) == f"{_CURRENT}/{name}"
+
+
+def _adopt_unlinked(out: Path) -> None:
+    """Move the grader's entries that are not links (an earlier version's layout) into a run folder shown at once."""
+    real = [name for name in OWN_FOLDERS + OWN_FILES if (out / name).exists() and not os.path.islink(out / name)]
+    if not real:
+        return
+    run = _shown_run(out) or _mark(Path(tempfile.mkdtemp(prefix=_RUN, dir=out)))
+    _link(out, _CURRENT, run.name)
+    for name in real:  # (a crash here leaves the entry in the shown run, linked at the next swap)
+        os.replace(out / name, run / name)
+        _link(out, name, f"{_CURRENT}/{name}")
+
+
 def _swap_in(fresh: Path, out: Path) -> None:
-    """Replace the grader's own entries in `out` by the run written into `fresh` (same file system: renames)."""
-    old = Path(tempfile.mkdtemp(prefix=_OLD, dir=out))
-    _mark(old)
+    """Show the run written into `fresh` in place of the last one: one link flipped (same file system: renames).
+
+    Before the flip `out` shows the last run whole, after it the new one; the last run's folder is removed after.
+    """
+    run = out / (_RUN + fresh.name[len(_NEXT):])
+    os.rename(fresh, run)
+    _adopt_unlinked(out)
+    previous = _shown_run(out)
+    names = [name for name in OWN_FOLDERS + OWN_FILES if (run / name).exists()]
+    for name in names:  # (a new name's link leads nowhere until the flip)
+        _link(out, name, f"{_CURRENT}/{name}")
+    _link(out, _CURRENT, run.name)  # the flip
     for name in OWN_FOLDERS + OWN_FILES:
-        if (out / name).exists() or (out / name).is_symlink():
-            os.replace(out / name, old / name)
-    for entry in fresh.iterdir():
-        os.replace(entry, out / entry.name)
-    fresh.rmdir()
-    shutil.rmtree(old)
+        if name not in names and _ours_linked(out, name):
+            os.unlink(out / name)  # (it led nowhere since the flip)
+    if previous is not None and previous != run:
+        shutil.rmtree(previous)
 
 
 def _remove_leftovers(out: Path) -> None:
-    """Scratch folders of a run that was killed before it could swap in or clean up (they carry the marker)."""
-    for folder in out.glob(".autograde-*-*"):
-        if folder.is_dir() and folder.name.startswith((_NEXT, _OLD)) and (folder / MARKER).is_file():
+    """Scratch of a run that was killed before it could swap in or clean up (it carries the marker), never the run
+    that `out` shows."""
+    shown = _shown_run(out)
+    for folder in out.glob(".autograde-*"):
+        if folder.name.startswith(f"{_CURRENT}.tmp-") and folder.is_symlink():
+            folder.unlink()
+        elif (folder.is_dir() and not folder.is_symlink() and folder.name.startswith((_NEXT, _RUN, _OLD))
+              and folder != shown and (folder / MARKER).is_file()):
             shutil.rmtree(folder, ignore_errors=True)
 
 
