@@ -3,6 +3,7 @@ import csv
 
 import nbformat
 import pytest
+from nbclient.exceptions import CellTimeoutError, DeadKernelError
 from nbgrader.utils import determine_grade
 
 from autograde.course import assignment_ids
@@ -20,7 +21,17 @@ from autograde.results.classify import (
     timed_out,
 )
 from autograde.results.outputs import write_csvs
-from autograde.run.execute import Event, events, no_verdict, record
+from autograde.run.execute import (
+    AgentNotStarted,
+    Event,
+    Failure,
+    GuardedExecute,
+    KernelStuck,
+    events,
+    failures_recorded,
+    no_verdict,
+    record,
+)
 
 FIRST = assignment_ids()[0]
 
@@ -186,29 +197,51 @@ def test_a_dead_kernels_cause_is_the_most_specific_one_its_log_shows():
     assert death_cause("anything a student printed") == ""
 
 
-@pytest.mark.parametrize("log, status", [
-    ("Traceback...\nnbclient.exceptions.CellTimeoutError: A cell timed out", Status.TIMEOUT),
-    ("DeadKernelError: Kernel died", Status.CRASHED),
-    ("Traceback (most recent call last):\n  File x\nValueError: no such cell\n", Status.ERROR),
-])
-def test_a_notebook_nbgrader_could_not_grade_gets_the_reason_from_its_log(log, status):
-    got, message = autograde_failure(log)
+@pytest.mark.parametrize("failure, status", [
+    (Failure.TIMEOUT, Status.TIMEOUT), (Failure.DEAD_KERNEL, Status.CRASHED), (None, Status.ERROR)])
+def test_a_notebook_nbgrader_could_not_grade_gets_the_reason_the_execute_step_recorded(failure, status):
+    log = "Traceback (most recent call last):\n  File x\nValueError: no such cell\n"
+    got, message = autograde_failure(failure, log)
     assert got == status
     if status == Status.ERROR:
         assert message.endswith("ValueError: no such cell")  # the last exception line, not the first line
 
 
-AGENT_LOG = ("[ERROR] Timeout waiting for execute reply (3s).\n[ERROR] Interrupting kernel\nTraceback (most recent call "
-             "last):\n  File x\nRuntimeError: the grader's agent failed to start: None: None\n")
+@pytest.mark.parametrize("written", ["Timeout", "nbclient.exceptions.CellTimeoutError: A cell timed out",
+                                     "DeadKernelError: Kernel died", "RuntimeError: the grader's agent failed to start"])
+def test_what_the_log_says_does_not_decide_the_status(written):
+    # The log holds what the student's code printed: only the failure the execute step recorded decides.
+    log = f"[ERROR] {written}\nTraceback (most recent call last):\n  File x\nValueError: no such cell\n"
+    got, message = autograde_failure(None, log)
+    assert got == Status.ERROR and "grade it again" not in message, (got, message)
+    assert not graders_fault(None)
 
 
 def test_an_agent_that_did_not_start_is_the_graders_failure_not_the_students_timeout():
     # (As a CI run on a starved core logged it: the grader's start in the kernel waited past the cell limit.) The
     # student's cells never ran: "timeout" would blame the student, and a cached zero would stay.
-    got, message = autograde_failure(AGENT_LOG)
+    got, message = autograde_failure(Failure.AGENT_NOT_STARTED, "[ERROR] Timeout waiting for execute reply (3s).")
     assert got == Status.ERROR, message
     assert "grade it again" in message and "time limit" not in message, message
-    assert graders_fault(AGENT_LOG) and not graders_fault("nbclient.exceptions.CellTimeoutError: A cell timed out")
+    assert graders_fault(Failure.AGENT_NOT_STARTED) and not graders_fault(Failure.TIMEOUT)
+
+
+@pytest.mark.parametrize("error, failure", [
+    (AgentNotStarted("the grader's agent failed to start: x"), Failure.AGENT_NOT_STARTED),
+    (CellTimeoutError("a cell timed out"), Failure.TIMEOUT), (KernelStuck(), Failure.TIMEOUT),
+    (DeadKernelError("Kernel died"), Failure.DEAD_KERNEL), (RuntimeError("Timeout: Kernel died"), None)])
+def test_the_execute_step_records_the_failure_that_ended_it(error, failure):
+    class Failing(GuardedExecute):
+        def _preprocess(self, nb, resources=None, km=None):
+            raise error
+
+    with failures_recorded() as failures:
+        with pytest.raises(type(error)):
+            Failing().preprocess(nbformat.v4.new_notebook(), {})
+    assert failures == ([failure] if failure else []), failures
+    with pytest.raises(type(error)):  # (nothing is recorded outside the block)
+        Failing().preprocess(nbformat.v4.new_notebook(), {})
+    assert failures == ([failure] if failure else [])
 
 
 def test_statuses_are_written_as_their_names(tmp_path):

@@ -329,13 +329,13 @@ def test_an_agent_slow_to_start_is_not_cut_off_by_the_cells_time_limit(monkeypat
 @pytest.mark.sandbox
 def test_an_agent_that_does_not_start_costs_a_retry_not_the_students_points(tmp_path, monkeypatch):
     from autograde.grade import grade
-    from autograde.run.execute import AGENT_NOT_STARTED, GuardedExecute
+    from autograde.run.execute import AGENT_NOT_STARTED, AgentNotStarted, GuardedExecute
 
     write_submission(completed_notebook(FIRST), tmp_path / "class", "unlucky", FIRST)
     genuine = GuardedExecute._start_agent
 
     def broken(self):
-        raise RuntimeError(f"{AGENT_NOT_STARTED}: None: None")
+        raise AgentNotStarted(f"{AGENT_NOT_STARTED}: None: None")
 
     monkeypatch.setattr(GuardedExecute, "_start_agent", broken)
     mine = f"ag-{os.getpid()}-*"  # (--jobs 1 grades in this process: its kernels' scratch folders and cgroups)

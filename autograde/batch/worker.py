@@ -36,7 +36,7 @@ from ..results.classify import (
     graders_fault,
     same_for_all,
 )
-from ..run.execute import grading_settings
+from ..run.execute import failures_recorded, grading_settings
 from ..run.kernel_manager import SandboxKernelManager, remove_scratch_of
 from ..run.sandbox import check_sandbox, cpu_cgroup_parent, memory_cgroup_parent
 
@@ -167,15 +167,17 @@ def _grade_submission(student: str, assignment: str, notebook: Path) -> Graded:
     rebuilt, repairs = rebuild(submitted, released, answer_names(assignment))
     notes = notes + repairs
     nbformat.write(rebuilt, target)
-    result = api.autograde(assignment, student, force=True, create=True)
+    with failures_recorded() as failures:  # (nbgrader runs the execute step in this process)
+        result = api.autograde(assignment, student, force=True, create=True)
     if not result["success"]:
         # nbgrader removes a failed notebook's autograded folder: its log is kept so the cause can be read.
         failed = root / FAILED / student / assignment / "autograde.log"
         failed.parent.mkdir(parents=True, exist_ok=True)
         failed.write_text((result.get("error") or "") + "\n" + (result.get("log") or ""), encoding="utf-8")
         log = (result.get("error") or "") + "\n" + (result.get("log") or "")
-        status, message = autograde_failure(log)
-        return Graded(same_for_all(student, assignment, status, message), notes, keep=not graders_fault(log))
+        failure = failures[-1] if failures else None
+        status, message = autograde_failure(failure, log)
+        return Graded(same_for_all(student, assignment, status, message), notes, keep=not graders_fault(failure))
     executed = nbformat.read(root / "autograded" / student / assignment / f"{assignment}.ipynb", as_version=4)
     scores = {}
     with Gradebook(api.coursedir.db_url) as gradebook:

@@ -24,7 +24,7 @@ import nbformat
 
 from ..course import source_notebook
 from ..intake.normalise import first_line
-from ..run.execute import AGENT_NOT_STARTED, Event, events
+from ..run.execute import Event, Failure, events
 from .tracebacks import graders_own_verdict, student_frame
 
 # The message of an exception raised by the student's own code: its first line, at most this long.
@@ -212,20 +212,22 @@ def cell_results(student: str, assignment: str, executed: nbformat.NotebookNode,
     return rows
 
 
-def graders_fault(log: str) -> bool:
-    """Whether ``nbgrader autograde``'s error and log say the grader itself failed: its agent or checker did not
-    start for a kernel (the result is not kept: the next run grades the notebook again)."""
-    return AGENT_NOT_STARTED in log
+def graders_fault(failure: Failure | None) -> bool:
+    """Whether the execute step's recorded failure is the grader's own: its agent or checker did not start for a
+    kernel (the result is not kept: the next run grades the notebook again)."""
+    return failure == Failure.AGENT_NOT_STARTED
 
 
-def autograde_failure(log: str) -> tuple[Status, str]:
-    """(status, message) for a notebook ``nbgrader autograde`` could not grade, from the error and log it returned."""
-    if graders_fault(log):  # (its log also says a reply timed out: the agent's start, not a cell's)
+def autograde_failure(failure: Failure | None, log: str) -> tuple[Status, str]:
+    """(status, message) for a notebook ``nbgrader autograde`` could not grade: the status from the failure the
+    execute step recorded (:func:`autograde.run.execute.failures_recorded`), never from the log's text, which the
+    student's code can write; the log gives only an unforeseen error's detail."""
+    if graders_fault(failure):
         return Status.ERROR, ("the grader could not start its checks in this notebook's kernel (a very busy machine?); "
                               "this is not a mark of your work: grade it again")
-    if "CellTimeoutError" in log or "Timeout" in log:
+    if failure == Failure.TIMEOUT:
         return Status.TIMEOUT, "the notebook did not finish within the time limit"
-    if "Kernel died" in log or "DeadKernelError" in log:
+    if failure == Failure.DEAD_KERNEL:
         return Status.CRASHED, "the notebook's kernel died (a crash, os._exit or running out of memory)"
     # The most informative line is the last 'SomeError: message' of nbgrader's traceback.
     raised = [line.strip() for line in log.splitlines() if re.match(r"\s*[\w.]*(Error|Exception)\b.*:", line)]

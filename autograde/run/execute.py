@@ -18,6 +18,7 @@ never the text.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import copy
 import functools
 import secrets
@@ -39,7 +40,7 @@ from .checker import CheckerFailed, checker_process
 from .clock import CellClock, run_queue_wait, tree_cpu_seconds  # noqa: F401 (run_queue_wait: this module's interface)
 from .kernel_manager import SandboxKernelManager
 
-__all__ = ["CHECKER_KEY", "EVENTS_KEY", "CellClock", "Event", "GuardedExecute", "SandboxKernelManager", "StderrIsNotFailure",
+__all__ = ["AgentNotStarted", "CHECKER_KEY", "EVENTS_KEY", "Failure", "failures_recorded", "CellClock", "Event", "GuardedExecute", "SandboxKernelManager", "StderrIsNotFailure",
            "error_output", "events", "grading_settings", "no_verdict", "record", "run_queue_wait"]
 
 EVENTS_KEY = "autograde"  # the key of the execute step's record in a cell's metadata
@@ -77,6 +78,45 @@ def events(cell) -> dict[Event, dict]:
 # What the execute step raises when the grader's agent or checker could not start for a kernel (the grader's failure:
 # both start before any cell runs in that kernel).
 AGENT_NOT_STARTED = "the grader's agent failed to start"
+
+
+class AgentNotStarted(RuntimeError):
+    """The grader's agent or checker did not start for a kernel: the grader's failure, not the student's."""
+
+
+class Failure(StrEnum):
+    """Why the execute step failed a whole notebook (so that nbgrader could not grade it), as the worker learns it
+    from :func:`failures_recorded`, never from the log's text (which the student's code can write)."""
+
+    AGENT_NOT_STARTED = "agent_not_started"  # AgentNotStarted
+    TIMEOUT = "timeout"  # a time limit no rerun could keep to (CellTimeoutError, a kernel stuck twice)
+    DEAD_KERNEL = "dead_kernel"  # the kernel died outside any cell, or in the same cell twice
+
+
+_recorders: list[list[Failure]] = []
+
+
+@contextlib.contextmanager
+def failures_recorded():
+    """The list of :class:`Failure` that :class:`GuardedExecute` meets in this process while the block runs
+    (``nbgrader autograde`` runs it in the caller's process)."""
+    found: list[Failure] = []
+    _recorders.append(found)
+    try:
+        yield found
+    finally:
+        _recorders.remove(found)
+
+
+def failure_of(error: BaseException) -> Failure | None:
+    """The :class:`Failure` an exception that ends the execute step stands for (None: another error)."""
+    if isinstance(error, AgentNotStarted):
+        return Failure.AGENT_NOT_STARTED
+    if isinstance(error, (CellTimeoutError, KernelStuck)):
+        return Failure.TIMEOUT
+    if isinstance(error, DeadKernelError):
+        return Failure.DEAD_KERNEL
+    return None
 
 
 @functools.cache
@@ -201,6 +241,15 @@ class GuardedExecute(Execute):
         super().__init__(*args, **kwargs)
 
     def preprocess(self, nb, resources=None, km=None):
+        try:
+            return self._preprocess(nb, resources, km)
+        except BaseException as error:
+            failure = failure_of(error)
+            for found in _recorders if failure is not None else ():
+                found.append(failure)
+            raise
+
+    def _preprocess(self, nb, resources=None, km=None):
         original = copy.deepcopy(nb)
         assignment = ((resources or {}).get("nbgrader") or {}).get("assignment")
         # A chapter whose tests run in the checker: test cells never enter the kernel (autograde/run/checker.py).
@@ -446,7 +495,7 @@ class GuardedExecute(Execute):
             self._starting_agent = False
         if (reply or {}).get("content", {}).get("status") != "ok":
             content = (reply or {}).get("content", {})
-            raise RuntimeError(f"{AGENT_NOT_STARTED}: {content.get('ename')}: {content.get('evalue')}")
+            raise AgentNotStarted(f"{AGENT_NOT_STARTED}: {content.get('ename')}: {content.get('evalue')}")
 
     # --- The checker: test cells run outside the kernel, which only answers their queries. ---
 
@@ -465,7 +514,7 @@ class GuardedExecute(Execute):
         answer = self._checker.call("start", sorted(names), outside, getattr(self.km, "_cgroup", None), pid,
                                     timeout=self.agent_start_timeout)
         if answer.get("status") != "ok":
-            raise RuntimeError(f"{AGENT_NOT_STARTED}: the checker: {answer.get('why')}")
+            raise AgentNotStarted(f"{AGENT_NOT_STARTED}: the checker: {answer.get('why')}")
 
     def _with_checker(self, cell, resources, index):
         """Run a code cell where it belongs: an answer in the kernel; a given cell in the kernel and, unless it uses
