@@ -14,11 +14,13 @@ from zoneinfo import ZoneInfo
 
 import nbformat
 import pytest
+from nbgrader.api import Gradebook
 from nbgrader.plugins import LateSubmissionPlugin
+from nbgrader.preprocessors import AssignLatePenalties
 from traitlets.config import Config
 
 from autograde import gradebook
-from autograde.course import assignment_ids
+from autograde.course import assignment_ids, prepare_nbgrader
 from autograde.intake import times
 from autograde.intake.collect import collect
 from autograde.pages.feedback import write_feedback
@@ -89,12 +91,28 @@ def test_a_penalty_without_a_due_date_is_said_not_silently_dropped(caplog):
     assert "no due date" in caplog.text and "10%/day" in caplog.text, caplog.text
 
 
-def test_it_is_nbgraders_late_submission_plugin():
-    plugin = policy()
-    assert isinstance(plugin, LateSubmissionPlugin)
-    # nbgrader's own call (no max score): a share of the score; ours: of the maximum score.
-    assert plugin.late_submission_penalty("ann", 8.0, 1.5 * DAY) == pytest.approx(1.6)
-    assert plugin.late_submission_penalty("ann", 8.0, 1.5 * DAY, 10.0) == pytest.approx(2.0)
+@pytest.mark.filterwarnings("ignore:Object of type:Warning")  # (nbgrader's own add_submission, in SQLAlchemy)
+def test_it_is_nbgraders_late_submission_plugin_with_one_meaning(tmp_path):
+    # nbgrader's own call passes no maximum score: the plugin reads it from nbgrader's gradebook, so 10 %/day for
+    # two started days is 2 of a notebook's 10 points whoever calls it (not 1.6, a share of the score of 8).
+    prepare_nbgrader()
+    with Gradebook(f"sqlite:///{tmp_path / 'gradebook.db'}") as book:
+        book.add_assignment(FIRST)
+        book.add_notebook(FIRST, FIRST)
+        for cell, points in (("test_a", 6.0), ("test_b", 4.0)):
+            book.add_grade_cell(cell, FIRST, FIRST, max_score=points, cell_type="code")
+        book.add_student("ann")
+        book.add_submission(FIRST, "ann")
+        grader = AssignLatePenalties(plugin_class=LatePolicy)
+        grader.gradebook, grader.notebook_id, grader.assignment_id = book, FIRST, FIRST
+        grader.init_plugin()
+        plugin = grader.plugin_inst
+        plugin.due, plugin.late_penalty = "2026-03-01T23:59+01:00", "10%/day"
+        assert isinstance(plugin, LateSubmissionPlugin)
+        assert plugin.late_submission_penalty("ann", 8.0, 1.5 * DAY) == pytest.approx(2.0)
+    assert policy().late_submission_penalty("ann", 8.0, 1.5 * DAY, 10.0) == pytest.approx(2.0)
+    with pytest.raises(TypeError, match="max_score"):  # (called by neither: no maximum to take a share of)
+        policy().late_submission_penalty("ann", 8.0, 1.5 * DAY)
 
 
 # The arithmetic -------------------------------------------------------------------------------------------------

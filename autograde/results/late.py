@@ -4,7 +4,8 @@ The policy (``c.LatePolicy.<name>`` in nbgrader_config.py, or ``--due``, ``--lat
 a due date with its time zone; a penalty in percent of the maximum score for each started day or hour after
 the grace period; a cap on what is ever deducted. It is nbgrader's own late-penalty plugin
 (:class:`nbgrader.plugins.LateSubmissionPlugin`, ``late_submission_penalty(student_id, score,
-total_seconds_late)``), so the same class can be nbgrader's ``c.AutogradeApp.late_submission_plugin``.
+total_seconds_late)``), so the same class can be nbgrader's ``c.AssignLatePenalties.plugin_class``, and its
+penalty means the same there: a percent of the notebook's maximum score, read from nbgrader's gradebook.
 
 It is applied to the graded totals, never inside a grade: the result cache keeps grades, and a changed due date,
 rule or extension gives the new penalty at once (its settings are left out of the cache key). Lateness is measured
@@ -129,10 +130,23 @@ class LatePolicy(LateSubmissionPlugin):
 
     def late_submission_penalty(self, student_id: str, score: float, total_seconds_late: float,
                                 max_score: float | None = None) -> float:
-        """nbgrader's plugin call: the points deducted, a share of `max_score` (nbgrader's own call gives none:
-        then of `score`), never more than `score`."""
-        base = score if max_score is None else max_score
-        return min(score, round(base * self.percent_deducted(total_seconds_late) / 100, 6))
+        """The points deducted, with one meaning however it is called: the percent of :meth:`percent_deducted` of
+        the notebook's maximum score, never more than `score`. nbgrader's own call (its ``AssignLatePenalties``,
+        with this class as ``plugin_class``) passes no `max_score`: it is read from nbgrader's gradebook, for the
+        notebook that preprocessor is grading."""
+        if max_score is None:
+            max_score = self._max_score_in_nbgrader(student_id)
+        return min(score, round(max_score * self.percent_deducted(total_seconds_late) / 100, 6))
+
+    def _max_score_in_nbgrader(self, student_id: str) -> float:
+        """The maximum score of the notebook nbgrader's ``AssignLatePenalties`` (this plugin's parent) is grading."""
+        grader = self.parent
+        try:
+            notebook = grader.gradebook.find_submission_notebook(grader.notebook_id, grader.assignment_id, student_id)
+        except AttributeError:
+            raise TypeError("LatePolicy.late_submission_penalty takes its percent of the maximum score: give "
+                            "max_score, or let nbgrader's AssignLatePenalties call it") from None
+        return float(notebook.max_score)
 
 
 @dataclass(frozen=True)
