@@ -158,6 +158,7 @@ class GradeApp(Application):
         # Late penalties (autograde/results/late.py), applied after grading.
         "due": "LatePolicy.due", "late-penalty": "LatePolicy.late_penalty", "extensions": "LatePolicy.extensions",
         "late-cap": "LatePolicy.cap", "grace": "LatePolicy.grace",
+        "blackboard-zone": "Collect.blackboard_zone",
     }
     flags = {
         "no-sandbox": ({"SandboxKernelManager": {"sandbox": False}},

@@ -28,7 +28,7 @@ from pathlib import Path
 
 from tqdm import tqdm
 from tqdm.contrib.logging import logging_redirect_tqdm
-from traitlets import Type
+from traitlets import TraitError, Type
 from traitlets.config import Configurable
 from traitlets.utils.importstring import import_item
 
@@ -275,6 +275,10 @@ def grade(submissions: Path, out: Path, assignments: list[str] | None = None, pr
     settings = settings_in_force(overrides)
     # (A bad due date, rule or extensions file is refused before anything is graded.)
     policy = late.policy_from(nbgrader_config(Path("."), overrides=overrides))
+    try:  # (a bad setting of the export's reading, such as an unknown --blackboard-zone, too)
+        reading = Collect(config=nbgrader_config(Path("."), overrides=overrides))
+    except TraitError as error:
+        raise ValueError(str(error)) from None
     log.debug("grading under %s", ", ".join(f"{k}={v}" for k, v in settings.items() if "." not in k))
     printer = pdf_pages.check_chromium(chromium) if pdf else None  # (now, not after an hour of grading)
     if settings["sandbox"] and scheduler is None:  # (Dask workers check on their own machines)
@@ -304,7 +308,7 @@ def grade(submissions: Path, out: Path, assignments: list[str] | None = None, pr
     fresh = _mark(Path(tempfile.mkdtemp(prefix=_NEXT, dir=out)))
     try:
         result = _grade_into(fresh, submissions, out, assignments, progress, jobs, roster, student_pattern, timeout,
-                             scheduler, kernel, settings, lms, started, overrides, policy, gradebook, printer)
+                             scheduler, kernel, settings, lms, started, overrides, policy, reading, gradebook, printer)
     except BaseException:
         shutil.rmtree(fresh, ignore_errors=True)
         raise
@@ -315,7 +319,7 @@ def grade(submissions: Path, out: Path, assignments: list[str] | None = None, pr
 def _grade_into(fresh: Path, submissions: Path, out: Path, assignments: list[str] | None, progress: bool,
                 jobs: int | None, roster: Path | None, student_pattern: str | None, timeout: int | None,
                 scheduler: str | None, kernel: dict, settings: dict, lms: str | None, started: float,
-                overrides: dict, policy: tuple, gradebook: Path | None = None,
+                overrides: dict, policy: tuple, reading: Collect, gradebook: Path | None = None,
                 printer: str | None = None) -> GradeResult:
     """Grade into `fresh`, reusing the results kept in `out` by the last run; print PDFs with Chromium `printer`."""
     known = assignment_ids()
@@ -323,7 +327,7 @@ def _grade_into(fresh: Path, submissions: Path, out: Path, assignments: list[str
         if name != pdf_pages.PDF_FOLDER or printer:
             _mark(fresh / name)
     collected = collect(submissions, fresh / "submitted", assignments or known, student_pattern, roster, lms,
-                        Collect(config=nbgrader_config(Path("."), overrides=overrides)))
+                        reading)
     write_unmatched(collected.unmatched, fresh / "unmatched.csv")
     chosen = assignments or sorted({a for _, a in collected.submissions}) or known
     if policy[0].due_date() is not None and len(chosen) > 1:  # (else one assignment's date would charge the others)

@@ -18,12 +18,12 @@ import re
 import shutil
 import stat
 import tempfile
-import time
 import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from traitlets import Integer
+from traitlets import Integer, TraitError, Unicode, validate
 from traitlets.config import Configurable
 
 from . import lms
@@ -44,6 +44,26 @@ class Collect(Configurable):
     max_notebook_mib = Integer(50, help="largest size in MiB of one file of an export (a notebook is far smaller): "
                                         "a larger one is not extracted or copied, and is listed in unmatched.csv "
                                         "with the reason").tag(config=True)
+    blackboard_zone = Unicode("", help="the time zone of the Blackboard server, by its IANA name (Asia/Kolkata, "
+                                       "America/Chicago): reads the zone abbreviation of a receipt's Date Submitted "
+                                       "(CST, IST, ... name several zones) and the attempt time of a file name. "
+                                       "Empty: only abbreviations one zone alone uses are read, and other times are "
+                                       "read in the due date's zone").tag(config=True)
+
+    @validate("blackboard_zone")
+    def _known_zone(self, proposal):
+        name = proposal["value"].strip()
+        if name:
+            try:
+                ZoneInfo(name)
+            except (ZoneInfoNotFoundError, ValueError):
+                raise TraitError(f"--blackboard-zone {name!r} is no time zone this machine knows: give an IANA name "
+                                 "such as Asia/Kolkata or America/Chicago") from None
+        return name
+
+    def zone(self) -> ZoneInfo | None:
+        """The Blackboard server's zone, or None."""
+        return ZoneInfo(self.blackboard_zone) if self.blackboard_zone else None
 
 
 @dataclass
@@ -100,17 +120,20 @@ def _too_big(size: int, limit_mib: int) -> str | None:
             "(c.Collect.max_notebook_mib in autograde/nbgrader_config.py)")
 
 
-def _extract(source: Path, root: Path, limit_mib: int, file_limit_mib: int) -> list[Unmatched]:
-    """Extract the zip `source` into `root`; return the members refused. Raises ValueError for a zip bomb.
+def _extract(source: Path, root: Path, limit_mib: int, file_limit_mib: int
+             ) -> tuple[list[Unmatched], dict[str, tuple[int, ...]]]:
+    """Extract the zip `source` into `root`; return the members refused, and the date the archive records for each
+    file extracted (``ZipInfo.date_time``, by its path in the archive). Raises ValueError for a zip bomb.
 
     A member whose recorded size is over `file_limit_mib` is refused without
     being extracted; the whole archive is refused if its recorded sizes add up
     to more than `limit_mib`.
 
-    Each file keeps the date the archive records for it (``ZipInfo.date_time``),
-    so that "newest" means newest in the archive, not last extracted.
+    The dates are carried as the archive writes them (a wall-clock time, no zone), so that "newest" means newest
+    in the archive, not last extracted; never through the file's modification time, which local time makes
+    ambiguous in the hour daylight saving time repeats.
     """
-    refused = []
+    refused, dates = [], {}
     with zipfile.ZipFile(source) as archive:
         members = [m for m in archive.infolist() if not m.is_dir()]
         # zipfile never yields more than a member's recorded size, so the recorded sizes bound what is written.
@@ -143,9 +166,8 @@ def _extract(source: Path, root: Path, limit_mib: int, file_limit_mib: int) -> l
                 target.unlink(missing_ok=True)
                 refused.append(Unmatched(name, f"could not be extracted: {e}"))
                 continue
-            stamp = time.mktime(member.date_time + (0, 0, -1))
-            os.utime(target, (stamp, stamp))
-    return refused
+            dates[str(PurePosixPath(name))] = tuple(member.date_time)
+    return refused, dates
 
 
 def _walk(root: Path) -> tuple[list[PurePosixPath], list[Unmatched]]:
@@ -229,18 +251,22 @@ def collect(source: Path, dest: Path, assignments: list[str], student_pattern: s
     with tempfile.TemporaryDirectory(prefix=".unzipped-", dir=dest.parent) as scratch:
         if source.is_file() and zipfile.is_zipfile(source):
             top = Path(scratch) / "export"
-            refused = _extract(source, top, settings.max_unzipped_mib, settings.max_notebook_mib)
+            refused, dates = _extract(source, top, settings.max_unzipped_mib, settings.max_notebook_mib)
             top.mkdir(exist_ok=True)
         elif source.is_dir():
-            top, refused = source, []
+            top, refused, dates = source, [], None
         else:
             raise NotADirectoryError(f"{source} is neither a folder nor a zip file of submissions")
         return _collect(top, refused, dest, assignments, student_pattern, roster, lms_name, settings.max_notebook_mib,
-                        zipped=top is not source)
+                        dates, settings.zone())
 
 
 def _collect(top: Path, refused: list[Unmatched], dest: Path, assignments: list[str], student_pattern: str | None,
-             roster: Path | None, lms_name: str | None, file_limit_mib: int, zipped: bool = False) -> Collected:
+             roster: Path | None, lms_name: str | None, file_limit_mib: int,
+             dates: dict[str, tuple[int, ...]] | None = None, blackboard_zone: ZoneInfo | None = None) -> Collected:
+    """Collect the export in `top`; `dates`: the archive's date of each file, by its path in the archive (None for
+    a folder, whose files' modification times are their dates)."""
+    zipped = dates is not None
     root = _unwrap(top, assignments, student_pattern)
     files, links = _walk(root)
     unmatched = refused + links
@@ -311,7 +337,8 @@ def _collect(top: Path, refused: list[Unmatched], dest: Path, assignments: list[
                 unmatched.append(Unmatched(shown(rel),
                                            f"the file name names none (or several) of: {', '.join(assignments)}"))
                 continue
-            when = (e.attempt, (root / rel).stat().st_mtime, str(rel))
+            dated = dates.get(str(PurePosixPath(where.as_posix()) / rel), ()) if zipped else (root / rel).stat().st_mtime
+            when = (e.attempt, dated, str(rel))
             candidates.setdefault((renamed[(e.student, e.lms_id)], assignment), []).append((when, rel, e))
 
     roster_students: list[str] = []
@@ -356,7 +383,7 @@ def _collect(top: Path, refused: list[Unmatched], dest: Path, assignments: list[
         log.debug("collected %s as %s's %s%s", shown(latest), student, assignment,
                   f" (the latest of {len(found)})" if len(found) > 1 else "")
         submissions[(student, assignment)] = target
-        times[(student, assignment)] = evidence(layout.name, root, latest, entry, zipped)
+        times[(student, assignment)] = evidence(layout.name, root, latest, entry, zipped, blackboard_zone)
         if entry.late:
             notes[(student, assignment)] = [f"{layout.title} marked this submission late"]
     if layout.name in ("folders", "nbgrader"):  # a student's folder counts even when it holds no notebook

@@ -9,14 +9,15 @@ Each system says it in its own place and format:
 - Gradescope: ``submission_metadata.yml``, ``:created_at: 2026-03-01 22:10:05.123456000 +01:00``.
 - Blackboard: the attempt's ``.txt`` receipt, ``Date Submitted: Sunday, 1 March 2026 22:10:05 o'clock CET``
   (or ``... 10:10:05 PM EST``), else the attempt time stamp in the file name, ``attempt_2026-03-01-22-10-05``
-  (the server's local time, no zone).
+  (the server's local time, no zone); both read in the server's zone where ``Collect.blackboard_zone`` names it.
 - Moodle: the grading worksheet's column ``Last modified (submission)``,
   ``Sunday, 1 March 2026, 10:10 PM`` (``strftimedaydatetime``, in the downloading teacher's time zone, which
   the file does not name); ``-`` where nothing was submitted.
 - Canvas: no time, only ``LATE`` in the file name; Canvas's own gradebook applies its late policy.
-- A zip entry's date (local time, no zone): only where nothing else says, and the output says it was used.
+- A zip entry's date is no evidence (it can be when the teacher downloaded the export): where the export says
+  nothing else, the time is unknown, not penalised, and listed.
 
-A time without a zone (Moodle's, Blackboard's file name, a zip entry's) is kept naive here and read in the due
+A time without a zone (Moodle's, Blackboard's file name) is kept naive here and read in the due
 date's time zone by :mod:`autograde.results.late`, which says so.
 """
 from __future__ import annotations
@@ -26,6 +27,7 @@ import re
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta, timezone
 from pathlib import Path, PurePosixPath
+from zoneinfo import ZoneInfo
 
 NBGRADER_TIMESTAMP = "timestamp.txt"
 STAMP_SLACK = timedelta(minutes=2)  # nbgrader writes the stamp as it copies: seconds apart, never minutes
@@ -34,13 +36,14 @@ GRADESCOPE = "Gradescope submission_metadata.yml :created_at:"
 BLACKBOARD_RECEIPT = "Blackboard receipt (Date Submitted)"
 BLACKBOARD_NAME = "Blackboard attempt time in the file name"
 MOODLE = "Moodle grading worksheet (Last modified (submission))"
-ZIP_DATE = "zip entry date (fallback: the export says no time)"
 CANVAS = "Canvas (no time in the export; Canvas's gradebook applies its own late policy)"
 MOODLE_COLUMN = "Last modified (submission)"
 
-# Blackboard writes a zone abbreviation; these are the common ones (an unknown one leaves the time naive).
-_ABBREVIATIONS = {"UTC": 0, "GMT": 0, "Z": 0, "WET": 0, "WEST": 1, "BST": 1, "CET": 1, "CEST": 2, "EET": 2,
-                  "EEST": 3, "MSK": 3, "EST": -5, "EDT": -4, "CST": -6, "CDT": -5, "MST": -7, "MDT": -6,
+# Blackboard writes a zone abbreviation. Without the server's zone (Collect.blackboard_zone), only these are read,
+# each used by one zone's time alone; one that several zones use (CST: US Central, China, Cuba; IST: India, Ireland,
+# Israel; BST: British summer, Bangladesh) or an unknown one leaves the time naive, read in the due date's zone.
+_ABBREVIATIONS = {"UTC": 0, "GMT": 0, "Z": 0, "WET": 0, "WEST": 1, "CET": 1, "CEST": 2, "EET": 2,
+                  "EEST": 3, "MSK": 3, "EST": -5, "EDT": -4, "MST": -7, "MDT": -6,
                   "PST": -8, "PDT": -7, "AKST": -9, "AKDT": -8, "HST": -10, "AEST": 10, "AEDT": 11, "ACST": 9.5,
                   "ACDT": 10.5, "AWST": 8, "NZST": 12, "NZDT": 13, "JST": 9, "KST": 9, "SGT": 8, "HKT": 8}
 
@@ -51,7 +54,6 @@ class SubmissionTime:
 
     when: datetime | None = None  # aware; naive where the evidence names no zone; None: unknown
     source: str = ""  # which evidence gave it (one of this module's constants)
-    fallback: bool = False  # the zip entry's date: nothing better was in the export
     lms_policy: bool = False  # the LMS applies its own late policy (Canvas): no penalty here
     marked_late: bool = False  # the LMS marked it late (Canvas's LATE)
     record: str = ""  # the export's file the time was read from (relative to it), if a file of its own gave it
@@ -89,34 +91,49 @@ def gradescope_created_at(value) -> datetime | None:
     return value if value.tzinfo else value.replace(tzinfo=UTC)  # (YAML: a time without a zone is UTC)
 
 
-def blackboard_receipt(text: str) -> datetime | None:
-    """The ``Date Submitted:`` line of a Blackboard receipt: aware where its zone is known, else naive; None if none."""
+def blackboard_receipt(text: str, zone: ZoneInfo | None = None) -> datetime | None:
+    """The ``Date Submitted:`` line of a Blackboard receipt: aware where its zone is known, else naive; None if none.
+
+    With `zone`, the server's time zone, the abbreviation picks that zone's reading of the wall-clock time (the
+    earlier or later of the hour daylight saving time repeats); an abbreviation the zone does not use then is read
+    from the table of unambiguous ones, else the time is read in `zone`."""
     import dateutil.parser
 
     found = re.search(r"^\s*Date Submitted:\s*(.+?)\s*$", text, re.MULTILINE)
     if not found:
         return None
     stamp = found[1].replace("o'clock", " ").strip()
-    zone = re.search(r"\s([A-Z]{1,5})$", stamp)
-    zone = zone if zone and zone[1] not in ("AM", "PM") else None  # (a 12-hour clock's half of the day is no zone)
-    offset = _ABBREVIATIONS.get(zone[1]) if zone else None
-    if zone:
-        stamp = stamp[:zone.start()]
+    named = re.search(r"\s([A-Z]{1,5})$", stamp)
+    named = named if named and named[1] not in ("AM", "PM") else None  # (a 12-hour clock's half of the day is no zone)
+    abbreviation = named[1] if named else None
+    if named:
+        stamp = stamp[:named.start()]
     try:
         parsed = dateutil.parser.parse(stamp)
     except (ValueError, OverflowError):
         return None
-    if parsed.tzinfo is None and offset is not None:
-        parsed = parsed.replace(tzinfo=timezone(timedelta(hours=offset)))
-    return parsed
+    if parsed.tzinfo is not None:
+        return parsed
+    if zone is not None:
+        readings = [parsed.replace(tzinfo=zone, fold=fold) for fold in (0, 1)]
+        matching = [r for r in readings if r.tzname() == abbreviation]
+        if matching or abbreviation is None:
+            # (As an instant in UTC: Python never finds a time of the repeated hour equal to any other zone's.)
+            return (matching or readings)[0].astimezone(UTC)
+    offset = _ABBREVIATIONS.get(abbreviation)
+    if offset is not None:
+        return parsed.replace(tzinfo=timezone(timedelta(hours=offset)))
+    return parsed.replace(tzinfo=zone).astimezone(UTC) if zone is not None else parsed
 
 
-def blackboard_name(stamp: str) -> datetime | None:
-    """The attempt time stamp of a Blackboard file name, ``2026-03-01-22-10-05`` (naive: the server's local time)."""
+def blackboard_name(stamp: str, zone: ZoneInfo | None = None) -> datetime | None:
+    """The attempt time stamp of a Blackboard file name, ``2026-03-01-22-10-05``: the server's local time, in `zone`
+    where it is given, else naive."""
     try:
-        return datetime.strptime(stamp, "%Y-%m-%d-%H-%M-%S")
+        parsed = datetime.strptime(stamp, "%Y-%m-%d-%H-%M-%S")
     except ValueError:
         return None
+    return parsed.replace(tzinfo=zone).astimezone(UTC) if zone is not None else parsed
 
 
 def moodle_date(text: str) -> datetime | None:
@@ -160,9 +177,10 @@ def _dated_after(notebook: Path, stamp: datetime) -> datetime | None:
     return dated if dated - stamp.astimezone(UTC) > STAMP_SLACK else None
 
 
-def evidence(layout: str, root: Path, rel: PurePosixPath, entry, zipped: bool) -> SubmissionTime:
+def evidence(layout: str, root: Path, rel: PurePosixPath, entry, zipped: bool,
+             blackboard_zone: ZoneInfo | None = None) -> SubmissionTime:
     """When the file `rel` of the export in `root`, read by `layout` as `entry` (:class:`autograde.intake.lms.Entry`),
-    was handed in, as the export says; a zip entry's date where nothing else does and `zipped`."""
+    was handed in, as the export says (unknown where it says nothing: a zip entry's date is no evidence)."""
     found: SubmissionTime | None = None
     if layout == "canvas":
         return SubmissionTime(None, CANVAS, lms_policy=True, marked_late=entry.late)
@@ -181,14 +199,10 @@ def evidence(layout: str, root: Path, rel: PurePosixPath, entry, zipped: bool) -
         found = SubmissionTime(when, GRADESCOPE) if when else None
     elif layout == "blackboard" and entry.attempt:
         receipt = root / rel.parent / f"{entry.context}_{entry.lms_id}_attempt_{entry.attempt[0]}.txt"
-        when = blackboard_receipt(receipt.read_text(errors="replace")) if receipt.is_file() else None
+        when = blackboard_receipt(receipt.read_text(errors="replace"), blackboard_zone) if receipt.is_file() else None
         if when is not None:
             found = SubmissionTime(when, BLACKBOARD_RECEIPT, record=str(receipt.relative_to(root)))
         else:
-            when = blackboard_name(entry.attempt[0])
+            when = blackboard_name(entry.attempt[0], blackboard_zone)
             found = SubmissionTime(when, BLACKBOARD_NAME) if when else None
-    if found is not None:
-        return found
-    if zipped:  # (extraction dated the file by the entry's date_time, read as local time: read back the same way)
-        return SubmissionTime(datetime.fromtimestamp((root / rel).stat().st_mtime), ZIP_DATE, fallback=True)
-    return SubmissionTime()
+    return found if found is not None else SubmissionTime()

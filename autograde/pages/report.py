@@ -55,7 +55,6 @@ def late_context(lateness: dict[tuple[str, str], Lateness] | None) -> dict:
                   key=lambda lt: -lt.seconds_late)
     return {"rule": next((lt.rule for lt in found if lt.rule), ""), "late": [row(lt) for lt in late],
             "unknown": [row(lt) for lt in found if lt.unknown],
-            "fallback": [row(lt) for lt in found if lt.fallback and lt.seconds_late is not None],
             "lms_marked": [row(lt) for lt in found if lt.lms_policy and lt.marked_late],
             "dated_after_stamp": [{**row(lt), "dated": lt.dated_after_stamp.astimezone(
                 lt.submitted_at.tzinfo if lt.submitted_at else None).isoformat(timespec="seconds")}

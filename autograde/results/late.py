@@ -215,7 +215,6 @@ class Lateness:
     per: str = "day"  # the unit counted
     rule: str = ""
     zone_assumed: bool = False  # the evidence gave no zone: read in the due date's
-    fallback: bool = False  # the zip entry's date
     lms_policy: bool = False  # the LMS applies its own policy (Canvas)
     marked_late: bool = False
     dated_after_stamp: datetime | None = None  # nbgrader: the notebook is dated later than its timestamp.txt
@@ -309,9 +308,9 @@ def assess(rows: list[CellResult], times: dict[tuple[str, str], SubmissionTime],
             continue
         said = times.get((student, assignment), SubmissionTime())
         lms_id = lms_ids.get(student, "")
-        if lms_id in worksheet_times and (said.when is None or said.fallback):
+        if lms_id in worksheet_times and said.when is None:
             said = SubmissionTime(worksheet_times[lms_id], evidence.MOODLE) if worksheet_times[lms_id] else said
-        late.lms_policy, late.marked_late, late.fallback = said.lms_policy, said.marked_late, said.fallback
+        late.lms_policy, late.marked_late = said.lms_policy, said.marked_late
         late.source = said.source
         late.dated_after_stamp = said.dated_after_stamp
         when = said.when
@@ -344,13 +343,10 @@ def _warn(found: dict[tuple[str, str], Lateness], extensions: dict, lms_ids: dic
     """Say on screen what the instructor must know: times unknown, zip dates used, extensions for nobody."""
     unknown = [lt for lt in found.values() if lt.unknown]
     if unknown:
-        log.warning("TIME UNKNOWN, NOT PENALISED: the export says no submission time for %d submission(s): %s",
-                    len(unknown), ", ".join(f"{lt.student} ({lt.assignment})" for lt in unknown[:20])
+        log.warning("TIME UNKNOWN, NOT PENALISED: the export says no submission time for %d submission(s): %s "
+                    "(a zip's dates are no evidence; a Moodle export's times are in its grading worksheet: give it "
+                    "with --gradebook)", len(unknown), ", ".join(f"{lt.student} ({lt.assignment})" for lt in unknown[:20])
                     + (", ..." if len(unknown) > 20 else ""))
-    fallback = [lt for lt in found.values() if lt.fallback and due is not None]
-    if fallback:
-        log.warning("the submission time of %d submission(s) is the zip entry's date (the export says no time): %s",
-                    len(fallback), ", ".join(lt.student for lt in fallback[:20]))
     edited = [lt for lt in found.values() if lt.dated_after_stamp is not None]
     if edited:
         log.warning("NOTEBOOK DATED AFTER ITS TIMESTAMP (not penalised, listed in the report): %d submission(s) whose "
@@ -372,6 +368,5 @@ def summary(found: dict[tuple[str, str], Lateness]) -> str:
     """One line for the screen: how many were penalised, and how many times are unknown."""
     late = [lt for lt in found.values() if lt.penalty > 0]
     unknown = [lt for lt in found.values() if lt.unknown]
-    fallback = [lt for lt in found.values() if lt.fallback and lt.seconds_late is not None]
     return (f"late penalties: {len(late)} submission(s) penalised, {len(unknown)} whose time is unknown (not "
-            f"penalised, listed in the report)" + (f", {len(fallback)} timed by the zip's entry dates" if fallback else ""))
+            f"penalised, listed in the report)")
