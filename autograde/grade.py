@@ -173,6 +173,7 @@ def _swap_in(fresh: Path, out: Path) -> None:
     Before the flip `out` shows the last run whole, after it the new one; the last run's folder is removed after.
     """
     run = out / (_RUN + fresh.name[len(_NEXT):])
+    os.chmod(fresh, out.stat().st_mode & 0o7777)  # (mkdtemp's 0700 would close the results to whom --out is open)
     os.rename(fresh, run)
     _adopt_unlinked(out)
     previous = _shown_run(out)

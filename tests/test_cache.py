@@ -4,7 +4,7 @@ import shutil
 
 import pytest
 
-from autograde.course import SOLUTIONS, assignment_ids
+from autograde.course import EXERCISES, SOLUTIONS, assignment_ids
 from autograde.results.cache import PACKAGE, grader_fingerprint, key_parts, load_result, result_key, save_result
 from autograde.results.classify import CellResult, Graded, Status
 
@@ -45,6 +45,17 @@ def test_the_key_changes_with_the_assignment_and_its_source(notebook, tmp_path):
     source = solutions / FIRST / f"{FIRST}.py"
     source.write_text(source.read_text() + "\n# a hidden test tightened\n")
     assert result_key(notebook, FIRST, SETTINGS, solutions=solutions) != key
+
+
+def test_the_key_changes_with_the_released_notebook(notebook, tmp_path):
+    # Grading rebuilds a submission against exercises/<a>/<a>.ipynb: a regenerated student notebook is a change.
+    exercises = tmp_path / "exercises"
+    shutil.copytree(EXERCISES / FIRST, exercises / FIRST)
+    key = result_key(notebook, FIRST, SETTINGS, exercises=exercises)
+    assert key == result_key(notebook, FIRST, SETTINGS)
+    released = exercises / FIRST / f"{FIRST}.ipynb"
+    released.write_bytes(released.read_bytes().replace(b"YOUR CODE HERE", b"YOUR CODE HERE!", 1))
+    assert result_key(notebook, FIRST, SETTINGS, exercises=exercises) != key
 
 
 @pytest.mark.parametrize("name, value", [("timeout", 30), ("sandbox", False), ("memory_mib", 2048),

@@ -44,6 +44,16 @@ def in_sandbox(tmp_path: Path, probe: str, *options: str) -> str:
 
 @pytest.mark.slow
 @pytest.mark.sandbox
+def test_without_the_sandbox_the_kernel_gets_none_of_the_graders_environment(tmp_path, monkeypatch):
+    # --no-sandbox leaves files open, but the grader's environment (tokens, keys, its paths) is not handed over.
+    monkeypatch.setenv("GRADERS_SECRET_TOKEN", "hunter2")
+    probe = "import os, json; print(json.dumps(dict(os.environ)))"
+    seen = json.loads(in_sandbox(tmp_path, probe, "--no-sandbox").strip().splitlines()[-1])
+    assert "GRADERS_SECRET_TOKEN" not in seen and "hunter2" not in json.dumps(seen), sorted(seen)
+    assert seen["HOME"].startswith(str(tmp_path)) and seen["TMPDIR"].startswith(str(tmp_path)), seen
+    assert seen["OMP_NUM_THREADS"] == "1", "the thread limits must still be set"
+
+
 def test_student_code_cannot_make_a_user_namespace(tmp_path):
     # A user namespace of its own would make student code root in it: mounts, and the kernel's attack surface
     # for root-in-a-namespace. Both ways in: the unshare(2) call and the unshare(1) tool.

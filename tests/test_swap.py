@@ -61,10 +61,12 @@ def crashing(monkeypatch, at: int) -> list[int]:
 
 def test_a_swap_shows_the_new_run_whole_and_a_rerun_of_it_too(tmp_path):
     out = grade._mark(tmp_path / "out")
+    out.chmod(0o755)  # (open to other users, as a course's shared folder may be: the results must be as open)
     grade._swap_in(write_run(out, OLD_RUN), out)
     assert shown(out) == OLD_RUN
     grade._swap_in(write_run(out, NEW_RUN), out)
     assert shown(out) == NEW_RUN
+    assert (out / grade._CURRENT).resolve().stat().st_mode & 0o777 == 0o755, "the run's folder is closed to others"
     grade._swap_in(write_run(out, OLD_RUN), out)  # (similarity.csv is not in this run: it must not be shown)
     assert shown(out) == OLD_RUN
     grade._remove_leftovers(out)

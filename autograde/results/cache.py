@@ -2,7 +2,7 @@
 
 Running the grader again into the same output folder reuses the result of
 every submission for which nothing changed: the notebook's bytes, the
-exercise's source, the limits in effect and the grader itself (its code, its
+exercise's source and student notebook, the limits in effect and the grader itself (its code, its
 templates, nbgrader_config.py and the versions it runs on). Results live in
 ``OUT/results/<student>/<assignment>.json``.
 """
@@ -17,7 +17,7 @@ import sys
 from dataclasses import asdict
 from pathlib import Path
 
-from ..course import SOLUTIONS
+from ..course import EXERCISES, SOLUTIONS
 from .classify import CellResult, Graded
 
 log = logging.getLogger(__name__)
@@ -53,10 +53,11 @@ def installed_packages() -> list[str]:
 
 
 def key_parts(notebook: Path, assignment: str, settings: dict, solutions: Path = SOLUTIONS,
-              package: Path = PACKAGE) -> dict[str, str]:
+              package: Path = PACKAGE, exercises: Path = EXERCISES) -> dict[str, str]:
     """A hash of each thing a submission's grade depends on, by name (to tell which one changed).
 
-    The notebook, the exercise's source in `solutions`, the effective limits
+    The notebook, the exercise's source in `solutions` and its student notebook in `exercises` (against which a
+    submission is rebuilt: its cells' ids and given cells), the effective limits
     (`settings`, as :func:`autograde.run.execute.grading_settings` gives them, so a
     default changed in nbgrader_config.py counts too) and the grader in `package`.
     """
@@ -66,15 +67,16 @@ def key_parts(notebook: Path, assignment: str, settings: dict, solutions: Path =
     return {
         "notebook": sha(Path(notebook).read_bytes()),
         "assignment": sha((Path(solutions) / assignment / f"{assignment}.py").read_bytes()),
+        "released": sha((Path(exercises) / assignment / f"{assignment}.ipynb").read_bytes()),
         "settings": sha(json.dumps(settings, sort_keys=True).encode()),
         "grader": grader_fingerprint(package),
     }
 
 
 def result_key(notebook: Path, assignment: str, settings: dict, solutions: Path = SOLUTIONS,
-               package: Path = PACKAGE) -> str:
+               package: Path = PACKAGE, exercises: Path = EXERCISES) -> str:
     """A hash of everything a submission's grade depends on (see :func:`key_parts`)."""
-    return hashlib.sha256(json.dumps(key_parts(notebook, assignment, settings, solutions, package),
+    return hashlib.sha256(json.dumps(key_parts(notebook, assignment, settings, solutions, package, exercises),
                                      sort_keys=True).encode()).hexdigest()
 
 

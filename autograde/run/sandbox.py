@@ -298,8 +298,9 @@ CLONE_NEWNET = 0x40000000
 PR_SET_NO_NEW_PRIVS = 38
 
 
-def user_environment(scratch: str, threads: str) -> dict[str, str]:
-    """The whole environment of a kernel run as a user of its own (``--user``): nothing of the grader's."""
+def kernel_environment(scratch: str, threads: str) -> dict[str, str]:
+    """The whole environment of a kernel run outside bubblewrap (as a user of its own, ``--user``, or unsandboxed,
+    ``--no-sandbox``): its home and /tmp in `scratch`, and nothing of the grader's (tokens, keys, paths)."""
     home = os.path.join(scratch, "home")
     return {"HOME": home, "USER": "student", "LOGNAME": "student",
             "PATH": os.pathsep.join([os.path.dirname(sys.executable), "/usr/local/bin", "/usr/bin", "/bin"]),
@@ -333,7 +334,7 @@ def exec_as_user(scratch: str, command: list[str], threads: str = "1", processes
         limit = process_limit(processes, threads)
         resource.setrlimit(resource.RLIMIT_NPROC, (limit, limit))
     os.chdir(os.path.join(scratch, "home"))
-    os.execve(command[0], command, user_environment(scratch, threads))
+    os.execve(command[0], command, kernel_environment(scratch, threads))
 
 
 def kill_user_processes(uid: int) -> None:
@@ -619,7 +620,7 @@ def main(argv: list[str]) -> None:
     os.dup2(os.open(os.devnull, os.O_RDONLY), 0)  # never a terminal (TIOCSTI could type into it)
     if args.no_sandbox:
         prepare_scratch(scratch)
-        os.execve(command[0], command, {**os.environ, **thread_limits(args.threads)})
+        os.execve(command[0], command, kernel_environment(scratch, args.threads))
     if args.user:
         exec_as_user(scratch, command, args.threads, args.processes)
     os.chmod(connection, 0o644)  # readable by the sandbox's own user; the scratch folder stays closed (0700)
