@@ -41,7 +41,8 @@
 # random shapes, masks and block sizes (with the `hypothesis` library),
 # causal attention with more or fewer queries than keys, queries that may
 # attend to no key, scores near ±800 and states with maxima near ±1000,
-# `torch.autograd.gradcheck`, `softmax_backward` on a last axis of 100,000
+# `torch.autograd.gradcheck` on more shapes than the visible one of
+# exercise 4, `softmax_backward` on a last axis of 100,000
 # entries, and the two resource bounds this notebook states (exercise 4, with
 # their numbers): **what your `FlashAttention` keeps for the backward pass**
 # (no more elements than `Q`, `K`, `V`, `O` and two per query) and **the memory
@@ -708,7 +709,9 @@ _check_merge_stable()
 #   overflows or underflows, give the right finite output and gradients.
 #
 # Gradients must equal autograd of the same attention in float64, for any
-# `block_size` (also 1, and larger than `m` and `n`).
+# `block_size` (also 1, and larger than `m` and `n`). A visible test runs
+# `torch.autograd.gradcheck` on your function, the standard check of a custom
+# `autograd.Function`: run it yourself on small float64 inputs while you work.
 #
 # **The memory bounds (tested, with these numbers):**
 #
@@ -994,7 +997,23 @@ _check_flash_stable()
 ### END HIDDEN TESTS
 
 # %% nbgrader={"grade": true, "grade_id": "test_FlashAttention_gradcheck", "locked": true, "points": 0.5, "schema_version": 3, "solution": false}
-# Hidden tests: torch.autograd.gradcheck (finite differences against your backward pass), float64, causal or not.
+# Visible test: torch.autograd.gradcheck, the standard check of a custom torch.autograd.Function. It builds the Jacobian
+# your backward pass implies (one vector-Jacobian product per output entry) and compares it with central finite
+# differences of your forward pass, in float64. gradcheck_of(f, args, kwargs, **options) is
+# torch.autograd.gradcheck(lambda *a: f(*a, **kwargs), args made leaves that require grad, **options).
+def _visible_gradcheck():
+    generator = torch.Generator().manual_seed(5)
+    Q, K, V = (torch.randn(1, 1, rows, 2, dtype=torch.float64, generator=generator) for rows in (3, 4, 4))
+    try:
+        return gradcheck_of(flash_attention, (Q, K, V), {"block_size": 3}, raise_exception=True)
+    except RuntimeError as error:  # torch's GradcheckError: where the two Jacobians differ
+        raise AssertionError("torch.autograd.gradcheck fails for flash_attention(Q (1, 1, 3, 2), K (1, 1, 4, 2), "
+                             "V (1, 1, 4, 2), block_size=3): the gradients your backward pass returns are not those "
+                             f"of your forward pass. {str(error).splitlines()[0]}") from None
+
+
+assert _visible_gradcheck(), "torch.autograd.gradcheck of flash_attention returned False"
+# Hidden tests: the same check for more shapes, causal or not, with fewer or more queries than keys.
 ### BEGIN HIDDEN TESTS
 def _check_flash_gradcheck():
     for m, n, causal, block_size in [(4, 5, False, 2), (5, 3, True, 2), (3, 6, True, 4)]:
