@@ -11,8 +11,10 @@ student names their variables, comments and wraps returns their own way. Some
 students leave a cell unanswered. The copiers take another student's notebook
 (or the reference) and disguise it: verbatim, renamed variables, cells in
 another order, comments and blank lines added, constants changed, all of these
-at once, or only five of the nine cells copied. Two copiers may copy the same
-student.
+at once, or only five of the nine cells copied; numpy imported under another
+name, locals renamed to builtin names, independent lines swapped, dead code
+added, comprehensions written as loops, all five at once, or two of the nine
+cells copied and the rest written. Two copiers may copy the same student.
 
 It prints which copies were found (a copier and their source, or two copiers of
 one source, flagged as a pair), how many pairs of honest students and how many
@@ -25,6 +27,7 @@ reference are graded by the test suite; the templates are written to be correct.
 from __future__ import annotations
 
 import argparse
+import ast
 import csv
 import random
 import re
@@ -217,10 +220,120 @@ def disguise(answers: dict[str, str], how: str, rng: random.Random, own: dict[st
     if how in ("constants", "everything"):
         copied = {g: code.replace("0.0", "0.").replace("2.0", "2.").replace("1e-12", "1e-9").replace(", 1)", ", 1.0)")
                   for g, code in copied.items()}
-    if how == "partial":
-        kept = set(rng.sample(sorted(copied), min(5, len(copied))))
+    if how in DISGUISES:
+        copied = DISGUISES[how](copied)
+    if how in ("partial", "two cells"):
+        kept = set(rng.sample(sorted(copied), min(5 if how == "partial" else 2, len(copied))))
         copied = {g: (copied[g] if g in kept else own.get(g, "")) for g in CELLS if g in kept or g in own}
     return copied
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Disguises that change the code rather than its spelling (each keeps the answers correct): numpy under another
+# name, locals renamed to builtin names, independent lines swapped, dead code added, comprehensions written as loops.
+
+def _bound_and_read(stmt: ast.stmt) -> tuple[set[str], set[str]]:
+    """The names a statement may change (assigned, or whose methods it calls) and every name it mentions."""
+    names = {n.id for n in ast.walk(stmt) if isinstance(n, ast.Name)}
+    if isinstance(stmt, ast.Expr):
+        return names, names  # (a call may change what it is given)
+    changed = {n.id for n in ast.walk(stmt) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+    for target in getattr(stmt, "targets", [getattr(stmt, "target", None)]):
+        while isinstance(target, (ast.Subscript, ast.Attribute)):
+            target = target.value
+            if isinstance(target, ast.Name):
+                changed.add(target.id)
+    return changed, names
+
+
+def aliased(answers: dict[str, str], alias: str = "xp") -> dict[str, str]:
+    """numpy imported as `alias` in the first answer cell, and called by that name in every cell."""
+    out = {g: re.sub(r"\bnp\.", f"{alias}.", code) for g, code in answers.items()}
+    first = next(iter(out))
+    out[first] = f"import numpy as {alias}\n" + out[first]
+    return out
+
+
+BUILTINS = ["input", "id", "iter", "format", "hash", "vars", "filter", "next", "object", "map", "slice", "open"]
+
+
+def builtin_locals(answers: dict[str, str]) -> dict[str, str]:
+    """Each cell's local variables (not its parameters) renamed to builtin names the cell does not use."""
+    out = {}
+    for g, code in answers.items():
+        parameters = {a.arg for a in ast.walk(ast.parse(code)) if isinstance(a, ast.arg)}
+        free = [b for b in BUILTINS if not re.search(rf"\b{b}\b", code)]
+        names = [n for n in local_names(code) if n not in parameters]
+        out[g] = rename(code, dict(zip(names, free)))
+    return out
+
+
+def swapped(answers: dict[str, str]) -> dict[str, str]:
+    """In each block, adjacent assignments that neither read nor change what the other changes, swapped."""
+    out = {}
+    for g, code in answers.items():
+        lines = code.splitlines()
+        for node in ast.walk(ast.parse(code)):
+            body = getattr(node, "body", None)
+            if not isinstance(body, list):
+                continue
+            i = 0
+            while i + 1 < len(body):
+                a, b = body[i], body[i + 1]
+                (changed_a, read_a), (changed_b, read_b) = _bound_and_read(a), _bound_and_read(b)
+                if isinstance(a, (ast.Assign, ast.AugAssign)) and isinstance(b, (ast.Assign, ast.AugAssign)) \
+                        and not changed_a & read_b and not changed_b & read_a:
+                    first, second = lines[a.lineno - 1:a.end_lineno], lines[b.lineno - 1:b.end_lineno]
+                    lines[a.lineno - 1:b.end_lineno] = second + lines[a.end_lineno:b.lineno - 1] + first
+                    i += 2
+                else:
+                    i += 1
+        out[g] = "\n".join(lines) + "\n"
+    return out
+
+
+DEAD = ["unused = np.zeros(3)", "debug = False", "spare = np.ones((2, 2)).sum()", "note = 'checked'",
+        "previous = None", "scale_check = np.float64(1.0) * 2"]
+
+
+def dead_code(answers: dict[str, str]) -> dict[str, str]:
+    """A line whose value is never used at the top of each answer (after the docstring) and an ``if False:`` block
+    before its last statement."""
+    out = {}
+    for n, (g, code) in enumerate(answers.items()):
+        tree = ast.parse(code)
+        defs = [s for s in tree.body if isinstance(s, ast.FunctionDef)]
+        body = defs[-1].body if defs else tree.body
+        lines = code.splitlines()
+        indent = " " * body[-1].col_offset
+        last = body[-1].lineno - 1
+        lines[last:last] = [f"{indent}if False:", f'{indent}    print("checking the shapes")']
+        documented = isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant)
+        at = body[0].end_lineno if documented else body[0].lineno - 1
+        lines[at:at] = [indent + DEAD[n % len(DEAD)]]
+        out[g] = "\n".join(lines) + "\n"
+    return out
+
+
+def as_loops(answers: dict[str, str]) -> dict[str, str]:
+    """Every ``name = wrap([expr for t in items])`` on one line written as a loop that appends to a list."""
+    pattern = re.compile(r"^(\s*)(\w+) = ([\w.]+)\(\[(.+) for (\w+) in (\w+)\]\)$", re.M)
+    return {g: pattern.sub(r"\1rows = []\n\1for \5 in \6:\n\1    rows.append(\4)\n\1\2 = \3(rows)", code)
+            for g, code in answers.items()}
+
+
+def all_disguises(answers: dict[str, str]) -> dict[str, str]:
+    """Every disguise above at once."""
+    return aliased(builtin_locals(swapped(as_loops(dead_code(answers)))))
+
+
+DISGUISES = {"aliases": aliased, "builtin names": builtin_locals, "lines swapped": swapped, "dead code": dead_code,
+             "loops": as_loops, "all disguises": all_disguises}
+
+
+def copy_cells(source: dict[str, str], own: dict[str, str], cells: list[str]) -> dict[str, str]:
+    """A student's `own` answers but for `cells`, copied whole from `source`."""
+    return {g: source[g] if g in cells else own[g] for g in CELLS if g in own or g in cells}
 
 
 def notebook(answers: dict[str, str], reorder: bool, rng: random.Random):
@@ -235,7 +348,8 @@ def notebook(answers: dict[str, str], reorder: bool, rng: random.Random):
     return nb
 
 
-KINDS = ["verbatim", "renamed", "reordered", "comments", "constants", "everything", "partial", "reference renamed"]
+KINDS = ["verbatim", "renamed", "reordered", "comments", "constants", "everything", "partial", "reference renamed",
+         *DISGUISES, "two cells"]
 
 
 def make_class(folder: Path, students: int, copies: int, seed: int) -> tuple[set[frozenset], dict[str, str]]:
@@ -300,7 +414,8 @@ def main(argv: list[str] | None = None) -> None:
     for copier in copiers:
         pairs = [p for p in truth if copier in p]
         hits = [p for p in pairs if p in flagged]
-        shown = ", ".join(f"{'/'.join(sorted(p - {copier}))} {float(flagged[p]['similarity']):.0%}" for p in hits)
+        shown = ", ".join(f"{'/'.join(sorted(p - {copier}))} {float(flagged[p]['similarity']):.0%}"
+                          + (f" cells {flagged[p]['copied_cells']}" if flagged[p]["copied_cells"] else "") for p in hits)
         print(f"  {copier} ({kinds[copier]}): {len(hits)} of {len(pairs)}" + (f" [{shown}]" if shown else ""))
     false = {p: r for p, r in flagged.items() if p not in truth}
     honest_pairs = [p for p, r in false.items() if r["kind"] == "student"]
@@ -316,10 +431,14 @@ def main(argv: list[str] | None = None) -> None:
             print(f"  at {cut:.0%}: copies found {len(truth & at)} of {len(truth)}; honest pairs flagged "
                   f"{sum(1 for p in at - truth if flagged[p]['kind'] == 'student')}, against the reference or book "
                   f"{sum(1 for p in at - truth if flagged[p]['kind'] != 'student')}")
+    by_cell = {p: r for p, r in flagged.items() if r["copied_cells"] and float(r["similarity"]) < settings.threshold}
+    print(f"listed for a copied cell only (under the threshold): {len(truth & set(by_cell))} copied pairs, "
+          f"{sum(1 for p in by_cell if p not in truth)} others; copied cells reported for "
+          f"{sum(1 for p, r in false.items() if r['copied_cells'])} pairs that are no copy")
     for p in sorted(false, key=lambda p: -float(false[p]["similarity"]))[:10]:
         r = false[p]
         print(f"  {r['student_a']} ~ {r['student_b']} ({r['kind']}): {float(r['similarity']):.0%}, "
-              f"{r['matched_tokens']} tokens, {r['matched_cells']}")
+              f"{r['matched_tokens']} tokens, {r['matched_cells']}; copied cells: {r['copied_cells'] or '-'}")
     print(f"similarity step for {len(notebooks)} notebooks: best of {args.repeat}: {min(times):.2f} s "
           f"(all: {', '.join(f'{t:.2f}' for t in times)})")
 

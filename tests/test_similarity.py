@@ -3,8 +3,10 @@ from __future__ import annotations
 
 import pytest
 
-from autograde.pages import similarity
-from autograde.pages.similarity import compare, make_answers, tokens
+from autograde.pages import fingerprints, similarity
+from autograde.pages.code_tokens import tokens
+from autograde.pages.fingerprints import make_answers
+from autograde.pages.similarity import compare
 
 SOFTMAX = '''def softmax(x, axis=-1):
     """Softmax of `x` along `axis`; any shape in, the same shape out."""
@@ -73,14 +75,14 @@ def student(name: str, **cells: str):
 
 
 def test_names_numbers_strings_comments_and_layout_are_normalised_but_library_calls_are_not():
-    assert symbols("y = np.exp(x)  # note\n") == ["V", "=", "np", ".", "exp", "(", "V", ")"]
+    # (a module is written by its name: np is numpy)
+    assert symbols("y = np.exp(x)  # note\n") == ["V", "=", "numpy", ".", "exp", "(", "V", ")"]
     assert symbols("total = values.sum(axis=-1, keepdims=True)") == \
         ["V", "=", "V", ".", "sum", "(", "axis", "=", "-", "N", ",", "keepdims", "=", "True", ")"]
     assert symbols('label = f"row {i}" + \'x\'') == ["V", "=", "S", "+", "S"]
     assert symbols('def f(a):\n    """A docstring."""\n    \'another\'\n    return len(a)') == \
         ["def", "V", "(", "V", ")", ":", "return", "len", "(", "V", ")"]
-    assert symbols("import numpy as npy\nz = npy.log(q)") == \
-        ["import", "numpy", "as", "npy", "V", "=", "npy", ".", "log", "(", "V", ")"]
+    assert symbols("import numpy as npy\nz = npy.log(q)") == ["V", "=", "numpy", ".", "log", "(", "V", ")"]
     # np.exp and np.log are different steps: attributes stay as written.
     assert symbols("y = np.exp(x)") != symbols("y = np.log(x)")
 
@@ -120,7 +122,7 @@ def test_the_given_code_is_left_out():
     bare = [make_answers(n, "student", [("softmax", stub)]) for n in ("ann", "bob")]
     assert compare("01", bare, threshold=0.5, min_tokens=1), "the stub alone should match when not left out"
     # An answer that keeps the given signature and docstring: its first token is its own code.
-    assert student("ann", softmax=SOFTMAX).cells[0].lines[0] == 3, "the given signature or docstring was counted"
+    assert student("ann", softmax=SOFTMAX).cells[0].lines[0][0] == 3, "the given signature or docstring was counted"
 
 
 def own_cosine(i: int) -> str:
@@ -159,13 +161,13 @@ def test_pairs_are_the_same_whatever_the_block_of_students_scored_at_once(monkey
 
 def test_fingerprints_find_every_long_enough_shared_run():
     # The winnowing guarantee: a shared run of K + WINDOW - 1 tokens yields a common fingerprint.
-    run = tuple(range(100, 100 + similarity.K + similarity.WINDOW - 1))
+    run = tuple(range(100, 100 + fingerprints.K + fingerprints.WINDOW - 1))
     for before in range(6):
         a = tuple(range(before)) + run + (7, 8, 9)
         b = (50, 51) + run + tuple(range(before))
-        common = {h for h, _ in similarity.fingerprints(a)} & {h for h, _ in similarity.fingerprints(b)}
+        common = {h for h, _ in fingerprints.fingerprints(a)} & {h for h, _ in fingerprints.fingerprints(b)}
         assert common, f"a shared run of {len(run)} tokens after {before} others left no common fingerprint"
-    assert similarity.fingerprints(tuple(range(similarity.K - 1))) == [], "a cell shorter than K has runs"
+    assert fingerprints.fingerprints(tuple(range(fingerprints.K - 1))) == [], "a cell shorter than K has runs"
 
 
 def test_answers_are_found_as_grading_finds_them_in_damaged_notebooks(tmp_path):
@@ -215,8 +217,28 @@ def test_a_failure_of_the_report_fails_no_grading_and_leaves_no_half_written_rep
     assert grade._similarity({}, ["01-weighted-sum"], tmp_path, {"Similarity": {"enabled": False}}) is None
 
 
+def test_a_module_called_by_another_name_is_the_module():
+    reference = symbols("y = np.exp(x)")
+    assert symbols("import numpy as xp\ny = xp.exp(x)") == reference, "an alias of numpy is not numpy"
+    assert symbols("from numpy import exp\ny = exp(x)") == reference, "a function imported from numpy is not numpy's"
+    assert symbols("import numpy\nxp = numpy\ny = xp.exp(x)") == reference, "numpy given another name is not numpy"
+    # What is called stays: numpy's exp is not math's, nor numpy's log.
+    assert symbols("import math as xp\ny = xp.exp(x)") != reference
+    assert symbols("import numpy as xp\ny = xp.log(x)") != reference
+
+
+def test_builtin_names_used_as_variables_are_variables_and_builtins_called_stay():
+    assert symbols("input = np.sum(x)\nid = input * 2") == symbols("total = np.sum(x)\ndoubled = total * 2")
+    assert symbols("def f(iter):\n    return iter + 1") == symbols("def f(a):\n    return a + 1")
+    assert symbols("n = len(x)") != symbols("n = max(x)"), "two builtins called are the same step"
+    # Code that does not parse is still compared (as written, its names abstracted as before).
+    assert symbols("y = np.exp(x\nz = (") == symbols("w = np.exp(q\nz = (")
+
+
 # ---------------------------------------------------------------------------------------------------------------
-# End to end: python -m autograde grade on a handful of chapter-1 notebooks, one a renamed copy.
+# A class of chapter 1 built from the reference answers with each disguise (benchmarks/similarity_class.py makes
+# them), two honest students answering in the alternatives of tests/alternatives/ (independent correct answers),
+# and one student who copies two of ann's nine cells whole and writes the rest (templates of the benchmark).
 
 FIRST = "01-weighted-sum"
 ANN = {"softmax": "logsumexp", "weighted_average": "einsum", "dot_scores": "loops", "cosine_scores": "where_division",
@@ -226,6 +248,9 @@ BOB = {"softmax": "float32_nan_to_num", "weighted_average": "broadcast_sum", "do
        "cosine_scores": "clamped_norms_float32", "gaussian_scores": "expanded_square", "attention_pool": "per_query_loop",
        "nadaraya_watson": "keywords_and_newaxis", "temperature": "extreme_temperatures",
        "bandwidth": "smoothest_near_best"}
+CY = {"softmax": "loop_over_rows_with_own_warning", "weighted_average": "float32_tensordot",
+      "nadaraya_watson": "float32", "temperature": "written_out_and_loop"}  # (the alternatives left: four cells)
+COPIED = ["softmax", "nadaraya_watson"]  # the two cells pat copies from ann
 
 
 def alternatives(chosen: dict[str, str]) -> dict[str, str]:
@@ -233,6 +258,72 @@ def alternatives(chosen: dict[str, str]) -> dict[str, str]:
 
     return {g: (REPO / "tests" / "alternatives" / FIRST / g / f"{name}.py").read_text() for g, name in chosen.items()}
 
+
+@pytest.fixture(scope="module")
+def disguised_class(tmp_path_factory):
+    """Every pair's similarity ({(a, b): float}, over all pairs), the copied cells found, and the folder the report
+    was written to, on a class of chapter 1 notebooks read as the report reads them (no kernel runs)."""
+    import random
+
+    from autograde.course import source_notebook
+    from autograde.reference import solution_code
+    from benchmarks.similarity_class import CELLS, DISGUISES, TEMPLATES, as_cell, copy_cells, notebook, resolve
+    from tests.support.synthetic import write_submission
+
+    reference = {c.metadata["nbgrader"]["grade_id"]: solution_code(c.source) for c in source_notebook(FIRST).cells
+                 if c.metadata.get("nbgrader", {}).get("solution")}
+    rng = random.Random(1)
+    own = {g: as_cell(g, resolve(TEMPLATES[g][0], rng)) for g in CELLS}
+    ann = alternatives(ANN)
+    students = {"ann": ann, "bob": alternatives(BOB), "cy": alternatives(CY), "pat": copy_cells(ann, own, COPIED)}
+    students |= {name: disguise(reference) for name, disguise in DISGUISES.items()}
+    folder = tmp_path_factory.mktemp("disguised")
+    paths = {s: write_submission(notebook(answers, False, rng), folder, s, FIRST) for s, answers in students.items()}
+    authors = similarity.read_answers(FIRST, paths)
+    scores = {(p.a, p.b): p.similarity for p in compare(FIRST, authors, threshold=0.0, min_tokens=0)}
+    scores |= {(b, a): s for (a, b), s in scores.items()}
+    out = tmp_path_factory.mktemp("report")
+    similarity.write_similarity({(s, FIRST): p for s, p in paths.items()}, [FIRST], out)
+    return scores, similarity.copied_cells(authors), out
+
+
+@pytest.mark.parametrize("disguise", ["aliases", "builtin names", "lines swapped", "dead code", "loops",
+                                      "all disguises"])
+def test_a_disguised_copy_of_the_reference_scores_as_a_whole_copy(disguised_class, disguise):
+    scores, _, _ = disguised_class
+    assert scores[(disguise, "reference")] >= 0.95, \
+        f"a copy of the reference disguised by {disguise} scores {scores[(disguise, 'reference')]:.3f}"
+
+
+def test_honest_pairs_stay_under_the_flag_and_share_no_copied_cell(disguised_class):
+    scores, copied, _ = disguised_class
+    honest = [(a, b) for a in ("ann", "bob", "cy", "reference") for b in ("ann", "bob", "cy", "reference") if a < b]
+    honest += [("pat", "bob"), ("pat", "cy"), ("pat", "reference")]
+    over = {pair: round(scores.get(pair, 0.0), 3) for pair in honest if scores.get(pair, 0.0) >= 0.7}
+    assert not over, f"honest pairs scored at or above the 70% flag: {over}"
+    found = {(c.a, c.b) for c in copied} | {(c.b, c.a) for c in copied}
+    assert not found & set(honest), f"honest pairs reported with copied cells: {found & set(honest)}"
+
+
+def test_a_student_who_copies_two_cells_whole_is_reported_with_those_cells(disguised_class):
+    import csv
+
+    scores, copied, out = disguised_class
+    cells = {(c.label_a, c.label_b) for c in copied if {c.a, c.b} == {"ann", "pat"}}
+    assert cells == {(g, g) for g in COPIED}, f"pat's copied cells reported: {cells}, not {COPIED}"
+    # The whole notebooks are under the flag: only the cells show the copy.
+    assert scores[("ann", "pat")] < 0.7, scores[("ann", "pat")]
+    # The report lists the pair, with its copied cells, in the CSV and on the page.
+    with open(out / similarity.CSV, newline="") as f:
+        rows = {(r["student_a"], r["student_b"]): r for r in csv.DictReader(f)}
+    assert set(rows[("ann", "pat")]["copied_cells"].split("; ")) == set(COPIED), rows.get(("ann", "pat"))
+    assert float(rows[("ann", "pat")]["similarity"]) < 0.7, rows[("ann", "pat")]
+    page = (out / similarity.HTML).read_text()
+    assert "ann and pat" in page and "copied cells: nadaraya_watson; softmax" in page, "the page lacks the copy"
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# End to end: python -m autograde grade on a handful of chapter-1 notebooks, one a renamed copy.
 
 @pytest.fixture(scope="module")
 def similarity_run():
@@ -287,7 +378,8 @@ def test_the_renamed_copy_and_the_recommented_reference_are_flagged_and_honest_w
     seen, stdout = similarity_run["seen"], similarity_run["first"]
     rows = list(csv.DictReader(io.StringIO(seen["similarity.csv"].decode())))
     header = seen["similarity.csv"].decode().splitlines()[0]
-    assert header == "assignment,student_a,student_b,kind,similarity,matched_tokens,matched_cells", header
+    assert header == "assignment,student_a,student_b,kind,similarity,matched_tokens,matched_cells,copied_cells", \
+        header
     pairs = {(r["student_a"], r["student_b"]): r for r in rows}
     assert ("ann", "cat") in pairs and float(pairs[("ann", "cat")]["similarity"]) >= 0.9, \
         f"the renamed, recommented, reordered copy was not flagged at 90% or more: {rows}"

@@ -6,21 +6,16 @@ every other student's, with the reference solution's and with the book page's
 code cells, by token fingerprints with winnowing (Schleimer, Wilkerson and
 Aiken 2003, the method of MOSS and copydetect):
 
-- Python is tokenised with Pygments (it reads broken code too); comments,
-  layout and docstrings go; every number is ``N`` and every string ``S``; every
-  name the author chose (variables, parameters, functions, classes) is ``V``,
-  while keywords, builtins, the libraries' names (``np``), attributes
-  (``.exp``) and keyword arguments (``keepdims=``) stay as written: renaming
-  variables or changing constants hides nothing, and ``np.exp`` still differs
-  from ``np.log``.
+- Each answer cell is normalised on its syntax tree (:mod:`.code_tokens`): comments, layout, docstrings, dead
+  code, imports and annotations go; every name the author binds is ``V`` (builtin names used as variables too),
+  numbers ``N``, strings ``S``; a module is written by its name however imported (``xp.exp`` after ``import numpy
+  as xp`` is ``numpy.exp``); builtins called, attributes and keyword arguments stay (``np.exp`` still differs from
+  ``np.log``); appending loops are comprehensions and independent statements take one canonical order. Code that
+  does not parse is read by Pygments.
 - Lines the released notebook gives in the answer cell (the signature, its
   docstring, ``raise NotImplementedError()``) are left out first: they would
   make every pair alike.
-- Every run of :data:`K` tokens is hashed; in each window of :data:`WINDOW`
-  consecutive hashes the smallest is kept (a shared run of ``K + WINDOW - 1``
-  tokens is always found). Runs never cross a cell's end, and a notebook's
-  fingerprints are a set: cells in another order, or an answer moved into
-  another cell, still match.
+- Runs of :data:`K` tokens are fingerprinted by winnowing (:mod:`.fingerprints`).
 - Fingerprints are weighted by rarity, ``log((students + 1) / students who
   have it)``: how the whole class writes a step weighs almost nothing, what
   two students alone share weighs most (as search engines weigh words).
@@ -31,20 +26,17 @@ common its lines, and a student who copied half of another's answers shows as
 their own share. A pair's similarity is the larger share. Pairs at or above
 ``c.Similarity.threshold`` whose shared runs cover at least
 ``c.Similarity.min_tokens`` tokens are written to ``similarity.csv`` and, with
-the matching lines side by side, to ``similarity.html``. Nothing here reads or
-changes a score.
+the matching lines side by side, to ``similarity.html``. So is a pair with a copied cell (:func:`copied_cells`):
+a long cell almost all of whose runs only those two students share, however little else they share. Nothing here
+reads or changes a score.
 """
 from __future__ import annotations
 
-import ast
-import bisect
 import csv
-import functools
 import logging
 import time
-import zlib
-from collections import defaultdict
-from dataclasses import dataclass, field
+from collections import Counter, defaultdict
+from dataclasses import dataclass
 from pathlib import Path
 
 import nbformat
@@ -55,17 +47,16 @@ from ..course import EXERCISES, REPO, answer_names, source_notebook
 from ..intake.lms import spreadsheet_cell
 from ..intake.normalise import Unreadable, read_submission, rebuild
 from ..reference import solution_code
+from .code_tokens import contexts
+from .fingerprints import WINDOW, Answers, Cell, K, make_answers, runs
 from .render import render
 
-__all__ = ["CSV", "HTML", "K", "WINDOW", "Answers", "Pair", "Similarity", "compare", "fingerprints",
-           "read_answers", "tokens", "write_similarity"]
+__all__ = ["CSV", "HTML", "CopiedCell", "Pair", "Similarity", "compare", "copied_cells", "read_answers",
+           "write_similarity"]
 
 log = logging.getLogger(__name__)
 
 CSV, HTML = "similarity.csv", "similarity.html"
-K = 8  # tokens per fingerprinted run: shorter shared runs are noise (``return V @ V . T`` is 6)
-WINDOW = 4  # hashes per winnowing window: every shared run of K + WINDOW - 1 = 11 tokens is found
-LIBRARIES = frozenset({"np", "numpy", "torch", "nn", "F", "math", "plt", "scipy", "functional"})
 REFERENCE, BOOK = "reference", "book"  # the authors that are no student (the kind column tells them apart)
 BLOCK = 512  # students whose pairs are scored at once
 SHOWN_PAIRS = 100  # pairs drawn side by side in the HTML per assignment (the CSV has them all)
@@ -82,161 +73,22 @@ class Similarity(Configurable):
                       ).tag(config=True, grades=False)
     min_tokens = Integer(40, help="flag a pair only when the runs they share cover at least this many tokens (short "
                                   "answers coincide by chance)").tag(config=True, grades=False)
-
-
-# ---------------------------------------------------------------------------------------------------------------
-# Tokens and fingerprints
-
-@dataclass(frozen=True)
-class Cell:
-    """One cell of code: its label (grade id, or ``book cell N``), its source, its tokens and each token's line."""
-
-    label: str
-    source: str
-    symbols: tuple[int, ...]  # the normalised tokens, each as a stable 32-bit number
-    lines: tuple[int, ...]  # the line (from 1) of each token in `source`
-
-
-@dataclass
-class Answers:
-    """One author's code for one assignment (a student's answer cells, the reference's, or the book's cells)."""
-
-    author: str
-    kind: str  # "student", REFERENCE or BOOK
-    cells: list[Cell]
-    # the hash of every run of K tokens -> where it starts: (index of the cell, index of the run's first token)
-    grams: dict[int, list[tuple[int, int]]] = field(default_factory=dict)
-    prints: set[int] = field(default_factory=set)  # the winnowed fingerprints: what the pairs are scored on
-
-
-def _symbol(text: str) -> int:
-    return zlib.crc32(text.encode())  # (stable across runs, unlike str's salted hash)
-
-
-@functools.cache
-def _lexer():
-    from pygments.lexers import PythonLexer
-
-    return PythonLexer()
-
-
-def tokens(source: str, libraries: frozenset[str] = LIBRARIES) -> list[tuple[str, int]]:
-    """The normalised tokens of Python `source` with their lines: ``(symbol, line)``.
-
-    Comments, layout and docstrings (a string alone on its lines) are dropped;
-    numbers become ``N``, strings ``S``; names become ``V`` unless they are
-    keywords, builtins, `libraries` or names imported in `source`, attributes
-    (after a dot) or keyword arguments (``name=`` inside brackets).
-    """
-    from pygments.token import Comment, Literal, Name, Number, String
-
-    raw = [(i, t, v) for i, t, v in _lexer().get_tokens_unprocessed(source) if v.strip()]
-    starts = [0] + [i + 1 for i, ch in enumerate(source) if ch == "\n"]
-
-    def line_of(index: int) -> int:
-        return bisect.bisect_right(starts, index)
-
-    imported = {v for _, t, v in raw if t in Name.Namespace}
-    out: list[tuple[str, int]] = []
-    depth, n = 0, len(raw)
-    i = 0
-    while i < n:
-        index, kind, value = raw[i]
-        line = line_of(index)
-        if kind in Comment:
-            i += 1
-            continue
-        if kind in String or kind in Literal.String:
-            j = i
-            while j < n and (raw[j][1] in String or (raw[j][1] in Name and raw[j - 1][1] in String.Interpol)):
-                j += 1  # one string: its pieces, implicit concatenation, and names inside f-string braces
-            # (a docstring, or a string statement: alone on its lines, not inside brackets or after an operator)
-            alone_before = not out or (out[-1][1] < line and out[-1][0] not in "([{,=+")
-            alone_after = j >= n or line_of(raw[j][0]) > line_of(raw[j - 1][0])
-            if not (kind in String.Doc or (alone_before and alone_after)):
-                out.append(("S", line))
-            i = j
-            continue
-        if kind in Number:
-            out.append(("N", line))
-        elif kind in Name and kind not in Name.Builtin and kind not in Name.Namespace:
-            after_dot = i > 0 and raw[i - 1][2] == "."
-            keyword_arg = depth > 0 and i + 1 < n and raw[i + 1][2] == "="
-            literal = after_dot or keyword_arg or value in libraries or value in imported
-            out.append((value if literal else "V", line))
-        else:  # keywords, operators, punctuation, builtins, module names: as written
-            depth += (value in "([{") - (value in ")]}") if len(value) == 1 else 0
-            out.append((value, line))
-        i += 1
-    return out
-
-
-def runs(symbols: tuple[int, ...], k: int = K) -> list[int]:
-    """The hash of every run of `k` tokens, by the position of its first token."""
-    return [hash(symbols[p:p + k]) for p in range(len(symbols) - k + 1)]  # (a tuple of ints hashes alike in every run)
-
-
-def fingerprints(symbols: tuple[int, ...], k: int = K, window: int = WINDOW) -> list[tuple[int, int]]:
-    """The winnowed fingerprints of a token sequence: ``(hash, position of the run's first token)``.
-
-    Every run of `k` tokens is hashed; of each `window` consecutive hashes the
-    smallest is kept (the rightmost on ties), each kept position once. A
-    sequence shorter than `k` has none.
-    """
-    hashes = runs(symbols, k)
-    if not hashes:
-        return []
-    kept: dict[int, int] = {}
-    for start in range(max(1, len(hashes) - window + 1)):
-        chunk = hashes[start:start + window]
-        low = min(chunk)
-        pos = start + max(p for p, h in enumerate(chunk) if h == low)
-        kept[pos] = low
-    return [(h, p) for p, h in sorted(kept.items())]
-
-
-def _given_lines(released_source: str) -> set[str]:
-    return {line.strip() for line in released_source.splitlines() if line.strip()}
-
-
-def make_answers(author: str, kind: str, cells: list[tuple[str, str]], given: dict[str, set[str]] | None = None,
-                 libraries: frozenset[str] = LIBRARIES) -> Answers:
-    """`author`'s cells ``(label, source)`` tokenised and fingerprinted; the lines of ``given[label]`` (the code the
-    released notebook has in that cell) are left out, keeping the line numbers."""
-    given = given or {}
-    made = Answers(author, kind, [])
-    for label, source in cells:
-        skip = given.get(label, set())
-        kept = "\n".join("" if line.strip() in skip else line for line in source.splitlines())
-        found = tokens(kept, libraries)
-        if not found:
-            continue
-        cell = Cell(label, source, tuple(_symbol(s) for s, _ in found), tuple(line for _, line in found))
-        index = len(made.cells)
-        made.cells.append(cell)
-        for p, h in enumerate(runs(cell.symbols)):
-            made.grams.setdefault(h, []).append((index, p))
-        made.prints.update(h for h, _ in fingerprints(cell.symbols))
-    return made
+    cell_tokens = Integer(40, help="report a copied cell only when it has at least this many tokens (short cells "
+                                   "have few ways to be written)").tag(config=True, grades=False)
+    cell_share = Float(0.9, help="report a cell as copied when at least this share of its tokens is in runs the "
+                                 "other author has, half of it in runs no third student has"
+                       ).tag(config=True, grades=False)
 
 
 # ---------------------------------------------------------------------------------------------------------------
 # Reading an assignment's authors
 
-def _libraries(released: nbformat.NotebookNode) -> frozenset[str]:
-    """LIBRARIES and every name the released notebook's code imports (its given cells import the libraries)."""
-    names = set(LIBRARIES)
-    for cell in released.cells:
-        if cell.cell_type != "code":
-            continue
-        try:
-            tree = ast.parse(cell.source)
-        except SyntaxError:
-            continue
-        for node in ast.walk(tree):
-            if isinstance(node, (ast.Import, ast.ImportFrom)):
-                names |= {(a.asname or a.name).split(".")[0] for a in node.names}
-    return frozenset(names)
+def _code(nb: nbformat.NotebookNode) -> list[str]:
+    return [c.source for c in nb.cells if c.get("cell_type") == "code" and isinstance(c.get("source"), str)]
+
+
+def _given_lines(released_source: str) -> set[str]:
+    return {line.strip() for line in released_source.splitlines() if line.strip()}
 
 
 def _grade_id(cell) -> str | None:
@@ -261,8 +113,8 @@ def read_answers(assignment: str, notebooks: dict[str, Path]) -> list[Answers]:
         return []
     released = nbformat.read(EXERCISES / assignment / f"{assignment}.ipynb", as_version=4)
     given = {label: _given_lines(source) for label, source in _answer_cells(released)}
-    libraries = _libraries(released)
     names = answer_names(assignment)
+    tested = frozenset().union(*names.values())  # (the tests read these: assigning them is never dead code)
     authors = []
     for student, path in sorted(notebooks.items()):
         try:
@@ -272,7 +124,7 @@ def read_answers(assignment: str, notebooks: dict[str, Path]) -> list[Answers]:
             if sorted(g for g, _ in found) != sorted(given):  # (rebuilding costs: only where an answer is not found once)
                 rebuilt, _ = rebuild(submitted, released, names)
                 found = _answer_cells(rebuilt)
-            made = make_answers(student, "student", found, given, libraries)
+            made = make_answers(student, "student", found, given, contexts(_code(submitted), found, tested))
         except Unreadable:
             continue
         except Exception as error:  # (one odd notebook is left out, never the whole class's report)
@@ -282,15 +134,17 @@ def read_answers(assignment: str, notebooks: dict[str, Path]) -> list[Answers]:
             authors.append(made)
     if not authors:
         return []  # (no answer to compare: the reference and the book are not read)
-    reference = [(label, solution_code(source)) for label, source in _answer_cells(source_notebook(assignment))]
-    authors.append(make_answers(REFERENCE, REFERENCE, reference, given, libraries))
+    source = source_notebook(assignment)
+    reference = [(label, solution_code(code)) for label, code in _answer_cells(source)]
+    code = [solution_code(c) for c in _code(source)]
+    authors.append(make_answers(REFERENCE, REFERENCE, reference, given, contexts(code, reference, tested)))
     page = REPO / "book" / f"{assignment}.md"
     if page.is_file():
         import jupytext
 
         book = jupytext.read(page)
         cells = [(f"book cell {n}", c.source) for n, c in enumerate((c for c in book.cells if c.cell_type == "code"), 1)]
-        made = make_answers(BOOK, BOOK, cells, {}, libraries)
+        made = make_answers(BOOK, BOOK, cells, {}, contexts([c for _, c in cells], cells, frozenset()))
         if made.cells:
             authors.append(made)
     return authors
@@ -341,6 +195,11 @@ def _covered(author: Answers, shared: set[int], k: int = K) -> dict[int, set[int
     return covered
 
 
+def _lines(cell: Cell, tokens: set[int]) -> set[int]:
+    """The lines of `cell` the statements of its `tokens` (by position) lie on."""
+    return {n for p in tokens for n in range(cell.lines[p][0], cell.lines[p][1] + 1)}
+
+
 def _pair(assignment: str, a: Answers, b: Answers, shared: set[int], shares: tuple[float, float], k: int = K) -> Pair:
     """The pair `a`, `b`, their weighted `shares`, and where their `shared` runs lie: each cell of `a` where they
     cover at least ``K + WINDOW - 1`` tokens and 30% of it, beside the cell of `b` it shares most runs with."""
@@ -355,17 +214,19 @@ def _pair(assignment: str, a: Answers, b: Answers, shared: set[int], shares: tup
         if len(tokens_a) < max(k + WINDOW - 1, 0.3 * len(a.cells[ca].symbols)):
             continue  # (a line or two that many answers have: not where the copy is)
         cb = max(partners[ca], key=lambda c: (partners[ca][c], -c))
-        lines_a = {a.cells[ca].lines[p] for p in tokens_a}
-        lines_b = {b.cells[cb].lines[p] for p in covered_b[cb]}
+        lines_a = _lines(a.cells[ca], tokens_a)
+        lines_b = _lines(b.cells[cb], covered_b[cb])
         matches.append(Match(a.cells[ca].label, b.cells[cb].label, a.cells[ca].source, b.cells[cb].source,
                              lines_a, lines_b))
     tokens = min(sum(map(len, covered_a.values())), sum(map(len, covered_b.values())))
     return Pair(assignment, a.author, b.author, b.kind, max(shares), shares[0], shares[1], tokens, matches)
 
 
-def compare(assignment: str, authors: list[Answers], threshold: float = 0.7, min_tokens: int = 40) -> list[Pair]:
+def compare(assignment: str, authors: list[Answers], threshold: float = 0.7, min_tokens: int = 40,
+            also: set[tuple[str, str]] = frozenset()) -> list[Pair]:
     """The pairs of `authors` (students with each other, each student with the reference and the book) whose
-    similarity is at least `threshold` with at least `min_tokens` tokens in shared runs, highest first.
+    similarity is at least `threshold` with at least `min_tokens` tokens in shared runs, and the pairs of `also`
+    (two authors' names, in either order) whatever their similarity, highest first.
 
     A fingerprint's weight is ``log((students + 1) / students who have it)``:
     what the whole class writes weighs almost nothing, what two students alone
@@ -396,23 +257,92 @@ def compare(assignment: str, authors: list[Answers], threshold: float = 0.7, min
     totals = np.asarray(weighted.sum(axis=1)).ravel()
     n, everyone = len(students), students + others
     safe = np.where(totals > 0, totals, np.inf)  # (an author with no fingerprint shares nothing)
+    position = {x.author: i for i, x in enumerate(everyone)}
+    wanted = {tuple(sorted((position[a], position[b]))) for a, b in also if a in position and b in position}
     pairs = []
     for start in range(0, n, BLOCK):  # (rows of students a block at a time: memory grows with the class, not its square)
         stop = min(n, start + BLOCK)
         shared = (weighted[start:stop] @ every.T).toarray()  # [i, j]: the weight of the fingerprints i and j share
-        # [i, j]: i's share found in j, and j's found in i (the product is symmetric); a share is at most all (the
-        # sums of weights in another order differ in the last bits)
-        mine = np.minimum(shared / safe[start:stop, None], 1.0)
-        theirs = np.minimum(shared / safe[None, :], 1.0)
-        for row, j in zip(*np.nonzero(np.maximum(mine, theirs) >= threshold)):
+        # [i, j]: i's share found in j, and j's found in i (the product is symmetric); rounded, as the sums of
+        # weights in another order differ in the last bits (all of one's fingerprints is a share of 1)
+        mine = np.minimum(np.round(shared / safe[start:stop, None], 9), 1.0)
+        theirs = np.minimum(np.round(shared / safe[None, :], 9), 1.0)
+        listed = np.maximum(mine, theirs) >= threshold
+        for i, j in wanted:
+            if start <= i < stop:
+                listed[i - start, j] = True
+        for row, j in zip(*np.nonzero(listed)):
             i = start + int(row)
             if j > i:  # (each pair of students once; the reference and the book come after them)
                 a, b = everyone[i], everyone[j]
                 pair = _pair(assignment, a, b, a.grams.keys() & b.grams.keys(),
                              (float(mine[row, j]), float(theirs[row, j])))
-                if pair.tokens >= min_tokens:
+                if pair.tokens >= min_tokens or (i, int(j)) in wanted:
                     pairs.append(pair)
     return sorted(pairs, key=lambda p: (-p.similarity, -p.tokens, p.a, p.b))
+
+
+@dataclass(frozen=True)
+class CopiedCell:
+    """A long cell of `a` (or of `b`) that is a copy: its runs of K tokens are nearly all in `b`'s code, and many
+    are, of all the students, in `a`'s and `b`'s alone (`b` may be the reference or the book: then in `a`'s alone)."""
+
+    a: str
+    b: str
+    label_a: str
+    label_b: str  # the cell of `b` that holds most of those runs
+    share: float  # the share of the cell's tokens covered by runs both have
+    alone: float  # the share covered by runs no other student has
+    tokens: int  # the cell's tokens
+
+
+def copied_cells(authors: list[Answers], min_tokens: int = 40, share: float = 0.9, alone: float = 0.5
+                 ) -> list[CopiedCell]:
+    """The copied cells of `authors` (as :func:`read_answers` gives them): each student's cell of at least
+    `min_tokens` tokens of which at least `share` are covered by runs another author has too, and at least `alone`
+    by runs that no third student has. Ordered by pair (as `authors` are), then cell.
+
+    Whole notebooks hide a copy of two cells among seven of one's own; a cell does not. The runs two students alone
+    have are the evidence (a way of writing a step that others found too is none, however long); the lines a copied
+    cell shares with the rest of the class (the usual first line) are covered by the runs both have.
+    """
+    students = [x for x in authors if x.kind == "student"]
+    holders: dict[int, list[int]] = defaultdict(list)
+    for i, x in enumerate(students):
+        for h in x.grams:
+            if len(holders[h]) < 3:  # (a third holder is enough to know it is no pair's alone)
+                holders[h].append(i)
+    others = [x for x in authors if x.kind != "student"]
+    order = {x.author: n for n, x in enumerate(authors)}
+    found: dict[tuple[str, str, str, str], CopiedCell] = {}
+    for i, x in enumerate(students):
+        rare: dict[tuple[int, int], set[int]] = defaultdict(set)  # (partner in authors, cell of x) -> tokens
+        for h, places in x.grams.items():
+            held = holders[h]
+            if len(held) == 2:
+                partners = [students[held[0] if held[1] == i else held[1]]]
+            elif len(held) == 1:
+                partners = [o for o in others if h in o.grams]
+            else:
+                continue
+            for partner in partners:
+                for cell, start in places:
+                    rare[(order[partner.author], cell)].update(range(start, start + K))
+        for (p, cell), tokens in rare.items():
+            symbols, partner = x.cells[cell].symbols, authors[p]
+            if len(symbols) < min_tokens or len(tokens) < alone * len(symbols):
+                continue
+            both = [h for h in runs(symbols) if h in partner.grams]
+            covered = {t for q, h in enumerate(runs(symbols)) if h in partner.grams for t in range(q, q + K)}
+            if len(covered) < share * len(symbols):
+                continue
+            held_by = Counter(c for h in both for c, _ in partner.grams[h])
+            other = partner.cells[max(held_by, key=lambda c: (held_by[c], -c))].label
+            mine = (x.author, partner.author, x.cells[cell].label, other)
+            key = mine if order[x.author] < p else (mine[1], mine[0], mine[3], mine[2])
+            if key not in found or found[key].share < len(covered) / len(symbols):
+                found[key] = CopiedCell(*key, len(covered) / len(symbols), len(tokens) / len(symbols), len(symbols))
+    return sorted(found.values(), key=lambda c: (order[c.a], order[c.b], c.label_a, c.label_b))
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -434,29 +364,34 @@ def write_similarity(notebooks: dict[tuple[str, str], Path], assignments: list[s
         mine = {s: p for (s, a), p in notebooks.items() if a == assignment}
         authors = read_answers(assignment, mine)
         students = sum(a.kind == "student" for a in authors)
-        pairs = compare(assignment, authors, settings.threshold, settings.min_tokens)
+        copied = copied_cells(authors, settings.cell_tokens, settings.cell_share)
+        pairs = compare(assignment, authors, settings.threshold, settings.min_tokens, {(c.a, c.b) for c in copied})
+        cells = defaultdict(list)
+        for c in copied:
+            cells[c.a, c.b].append(c.label_a if c.label_a == c.label_b else f"{c.label_a}/{c.label_b}")
+        found = [(p, "; ".join(cells.get((p.a, p.b), cells.get((p.b, p.a), [])))) for p in pairs]
         # (Student ids are the export's text: none may start a spreadsheet formula.)
         rows += [[p.assignment, spreadsheet_cell(p.a), spreadsheet_cell(p.b), p.kind, f"{p.similarity:.3f}", p.tokens,
-                  spreadsheet_cell(p.cells)] for p in pairs]
+                  spreadsheet_cell(p.cells), spreadsheet_cell(c)] for p, c in found]
         sections.append({
             "assignment": assignment, "students": students, "compared": students * (students - 1) // 2,
-            "flagged": len(pairs), "shown": len(pairs[:SHOWN_PAIRS]),
+            "flagged": len(pairs), "shown": len(pairs[:SHOWN_PAIRS]), "copied": sum(1 for _, c in found if c),
             "pairs": [{"a": p.a, "b": p.b, "kind": p.kind, "similarity": p.similarity, "share_a": p.share_a,
-                       "share_b": p.share_b, "tokens": p.tokens, "cells": p.cells,
+                       "share_b": p.share_b, "tokens": p.tokens, "cells": p.cells, "copied": c,
                        "matches": [{"label_a": m.label_a, "label_b": m.label_b, "a": _side(m.source_a, m.lines_a),
                                     "b": _side(m.source_b, m.lines_b)} for m in p.matches]}
-                      for p in pairs[:SHOWN_PAIRS]],
+                      for p, c in found[:SHOWN_PAIRS]],
         })
     with open(out / CSV, "w", newline="", encoding="utf-8") as f:
         writer = csv.writer(f)
         writer.writerow(["assignment", "student_a", "student_b", "kind", "similarity", "matched_tokens",
-                         "matched_cells"])
+                         "matched_cells", "copied_cells"])
         writer.writerows(rows)
     seconds = time.perf_counter() - started
     (out / HTML).write_text(render("similarity.html.j2", sections=sections, threshold=settings.threshold,
-                                   min_tokens=settings.min_tokens, k=K,
-                                   guaranteed=K + WINDOW - 1, seconds=seconds), encoding="utf-8")
+                                   min_tokens=settings.min_tokens, k=K, cell_tokens=settings.cell_tokens,
+                                   cell_share=settings.cell_share, guaranteed=K + WINDOW - 1, seconds=seconds), encoding="utf-8")
     # (`out` is the run's fresh folder, swapped in for the output folder at the end: its name is not the one to show.)
-    log.info("similarity: %d pair(s) at or above %.0f%%, listed in %s (%.1f s)", len(rows), 100 * settings.threshold,
-             HTML, seconds)
+    log.info("similarity: %d pair(s) at or above %.0f%% or with a copied cell, listed in %s (%.1f s)", len(rows),
+             100 * settings.threshold, HTML, seconds)
     return {"pairs": len(rows), "threshold": settings.threshold, "file": HTML}
