@@ -32,6 +32,7 @@ import re
 import shutil
 import threading
 from dataclasses import dataclass, field
+from importlib.resources import files
 from pathlib import Path
 from urllib.parse import unquote, urlparse
 
@@ -244,6 +245,19 @@ def _load_images(page):
     }""")
 
 
+# axe-core (from the pinned axe-playwright-python package, which ships it), with WCAG 2.0 and 2.1's A and AA rules.
+AXE_TAGS = ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa"]
+
+
+def _axe_violations(page) -> list[str]:
+    """What axe-core finds on the open page against WCAG 2.1 A/AA: one line per rule, with its elements."""
+    page.evaluate((files("axe_playwright_python") / "axe.min.js").read_text())
+    result = page.evaluate("async (tags) => await axe.run(document, {runOnly: {type: 'tag', values: tags}, "
+                           "resultTypes: ['violations']})", AXE_TAGS)
+    return [f"{v['id']} ({v['impact']}, {len(v['nodes'])} element(s), e.g. {v['nodes'][0]['html'][:120]})"
+            for v in result["violations"]]
+
+
 @pytest.fixture(scope="module")
 def desktop_visits(book, browser):
     """Every page of the build opened at desktop width from disk: {page label: Visit} with the measured facts."""
@@ -254,6 +268,7 @@ def desktop_visits(book, browser):
             visit = tab.open(page.as_uri())
             _load_images(tab.page)
             visit.facts = tab.page.evaluate(MEASURE)
+            visit.facts["accessibility"] = _axe_violations(tab.page)
             visits[label(page, book)] = visit
     finally:
         tab.close()
@@ -321,6 +336,15 @@ def test_every_image_loads_and_has_alt_text(desktop_visits):
             if not image["alt"]:
                 failures.append(f"{name}: image has no alt text: {image['src'][:120]}")
     assert not failures, report(failures)
+
+
+def test_every_page_passes_axe_cores_wcag_2_1_a_and_aa_rules(desktop_visits):
+    # The theme's controls named and the bibliography's roles fixed by book/_ext/accessible_html.py: 271 violating
+    # elements over the 17 pages without it (unnamed sidebar toggles, labels that differ from the visible text,
+    # deprecated doc-biblioentry roles in a list without list items).
+    found = {page: visit.facts["accessibility"] for page, visit in desktop_visits.items()
+             if visit.facts["accessibility"]}
+    assert not found, "\n".join(f"{page}: {'; '.join(problems)}" for page, problems in found.items())
 
 
 def test_no_page_scrolls_sideways_at_phone_width(phone_visits):
