@@ -103,3 +103,29 @@ def test_a_correct_block_trains_tinygpt_in_the_kernel_not_call_by_call_across(tm
     # passes through two blocks), and each block call crosses.
     lent = _exchanges(out, "reference", a, "test_TinyGPT_causal")
     assert lent >= 2 * 2, f"the causal test's four calls of lent blocks made only {lent} round trips"
+
+
+def test_left_alive_finds_what_a_call_keeps_also_in_a_cache_an_earlier_call_filled():
+    """The probe behind chapter 7's weak-reference check (run/probes.py, `left_alive_by` in the notebook): a tensor
+    that a call reads from a cache filled by an earlier call is alive after it and found, every call; the call's
+    temporaries are not, and neither is what the inputs and the output hold."""
+    import torch
+
+    from autograde.run.probes import left_alive
+
+    cache = {}
+
+    def cached(x):
+        kept = cache.setdefault("table", torch.ones(5, 5))  # filled by the first call, read by every later one
+        return (x * 2 + kept.sum()).exp()
+
+    def plain(x):
+        return (x * 2 + torch.ones(5, 5).sum()).exp()
+
+    x = torch.randn(3)
+    for _ in range(2):
+        alive = left_alive(cached, (x,))
+        assert {elements for _, _, elements, _, owner in alive if owner == "new"} == {25}, alive
+    alive = left_alive(plain, (x,), wrt=(0,))
+    assert not [entry for entry in alive if entry[-1] == "new"], alive
+    assert {owner for *_, owner in alive} <= {"input 0", "output"}, alive

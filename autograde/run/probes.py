@@ -3,7 +3,8 @@
 The grader sends this file's source into each kernel with :mod:`autograde.run.agent`, which runs a probe when
 the checker asks (``{"op": "probe", "name": ...}``) and returns what it measured as data; the checker runs the
 same function itself on objects of its own (a reference). A notebook gives the same helpers to the student
-(``gradients_of``, ``saved_by``, ``gradcheck_of``, ``largest_operation_of``), so that a test reads the same in the student's copy.
+(``gradients_of``, ``saved_by``, ``gradcheck_of``, ``largest_operation_of``, ``left_alive_by``), so that a test
+reads the same in the student's copy.
 
 What a probe returns is measured inside the student's process, which the student's code could patch (torch
 itself); it is what the student's code does, as autograd there sees it, never a value of the tests'.
@@ -109,5 +110,55 @@ def largest_operation(target, args, wrt=(), kwargs=None):
     return seen.most
 
 
+def left_alive(target, args, wrt=(), kwargs=None):
+    """What ``target(*args, **kwargs)`` (``args[i]`` for i in `wrt` made leaves that require grad) leaves alive:
+    every tensor an operation takes or outputs while it runs is held by a weak reference (a ``TorchDispatchMode``,
+    which sees the operations PyTorch dispatches; a tensor no operation touches is not seen), so a cache filled by
+    an earlier call is seen when this call reads it; once it has returned and ``gc.collect()`` has run, with only
+    its output and its arguments held, [(operation, shape, elements of its storage, storage number, whose storage:
+    "input i", "output" or "new")] for each one still alive. Tensors of one storage share its number, so a storage
+    is counted once."""
+    gc = __import__("gc")
+    weakref = __import__("weakref")
+    torch = __import__("torch")
+    dispatch = __import__("torch.utils._python_dispatch", fromlist=["TorchDispatchMode"])
+
+    class Created(dispatch.TorchDispatchMode):
+        def __init__(self):
+            super().__init__()
+            self.refs = []
+
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            out = func(*args, **(kwargs or {}))
+            flat = []
+            for value in (*args, *(kwargs or {}).values(), *(out if isinstance(out, (tuple, list)) else (out,))):
+                flat.extend(value if isinstance(value, (tuple, list)) else (value,))
+            self.refs.extend((str(func), weakref.ref(t)) for t in flat if isinstance(t, torch.Tensor))
+            return out
+
+    args = _leaves(args, wrt)
+    with Created() as seen:
+        out = target(*args, **(kwargs or {}))
+    gc.collect()
+    owners = {}
+    for i, a in enumerate(args):
+        if torch.is_tensor(a):
+            owners.setdefault(a.untyped_storage().data_ptr(), f"input {i}")
+    for t in out if isinstance(out, (tuple, list)) else (out,):
+        if torch.is_tensor(t):
+            owners.setdefault(t.untyped_storage().data_ptr(), "output")
+    alive, numbers = [], {}
+    for operation, ref in seen.refs:
+        t = ref()
+        if t is None:
+            continue
+        storage = t.untyped_storage()
+        number = numbers.setdefault(storage.data_ptr(), len(numbers))
+        alive.append((operation, tuple(t.shape), storage.nbytes() // max(t.element_size(), 1), number,
+                      owners.get(storage.data_ptr(), "new")))
+        del t
+    return alive
+
+
 PROBES = {"gradients": gradients, "saved_by": saved_by, "gradcheck_of": gradcheck_of,
-          "largest_operation": largest_operation}
+          "largest_operation": largest_operation, "left_alive": left_alive}

@@ -32,7 +32,7 @@
 # test cells; the grader restores its own copy of each. The names
 # `expect_shape`, `expect_close`, `retry_with_reference`,
 # `reference_attention`, `gradients_of`, `saved_by`, `gradcheck_of`,
-# `largest_operation_of` and `peak_memory_of` belong to the tests: do not
+# `largest_operation_of`, `left_alive_by` and `peak_memory_of` belong to the tests: do not
 # define your own with these names.
 #
 # **How it is graded.** The visible tests after each exercise check shapes and
@@ -237,6 +237,55 @@ def largest_operation_of(function, args, wrt=(), kwargs=None):
         if wrt:
             torch.autograd.grad(first.sum(), [args[i] for i in wrt], allow_unused=True)
     return seen.most
+
+
+def left_alive_by(function, args, wrt=(), kwargs=None):
+    """What `function(*args, **kwargs)` leaves alive (`args[i]`, i in `wrt`, made leaves that require grad): every
+    tensor a PyTorch operation takes or outputs while it runs is held by a weak reference (a TorchDispatchMode; a
+    tensor no operation touches is not seen), so a cache filled by an earlier call is seen when this call reads it;
+    once it has returned and gc.collect() has run, with only its output and its arguments held: [(operation, shape,
+    elements of its storage, storage number, whose storage: "input i", "output" or "new")] for each one still alive
+    (one storage, one number).
+
+    How the tests see what exercise 4's forward pass keeps, wherever it keeps it.
+    """
+    import gc
+    import weakref
+
+    from torch.utils._python_dispatch import TorchDispatchMode
+
+    class Created(TorchDispatchMode):
+        refs = []
+
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            out = func(*args, **(kwargs or {}))
+            flat = []
+            for value in (*args, *(kwargs or {}).values(), *(out if isinstance(out, (tuple, list)) else (out,))):
+                flat.extend(value if isinstance(value, (tuple, list)) else (value,))
+            self.refs.extend((str(func), weakref.ref(t)) for t in flat if isinstance(t, torch.Tensor))
+            return out
+
+    args = list(args)
+    for i in wrt:
+        args[i] = torch.as_tensor(args[i]).detach().requires_grad_(True)
+    seen = Created()
+    seen.refs = []
+    with seen:
+        out = function(*args, **(kwargs or {}))
+    gc.collect()
+    owners = {a.untyped_storage().data_ptr(): f"input {i}" for i, a in reversed(list(enumerate(args)))
+              if torch.is_tensor(a)}
+    owners.setdefault(out.untyped_storage().data_ptr(), "output")
+    alive, numbers = [], {}
+    for operation, ref in seen.refs:
+        t = ref()
+        if t is not None:
+            pointer = t.untyped_storage().data_ptr()
+            number = numbers.setdefault(pointer, len(numbers))
+            alive.append((operation, tuple(t.shape), t.untyped_storage().nbytes() // t.element_size(), number,
+                          owners.get(pointer, "new")))
+        del t
+    return alive
 
 
 def gradcheck_of(function, args, kwargs=None, **options):
@@ -720,7 +769,14 @@ _check_merge_stable()
 #   (read with `torch.autograd.graph.saved_tensors_hooks`) and every tensor
 #   held in the attributes of `ctx` (walked through lists, tuples, dicts and
 #   objects) hold together at most the elements of `Q`, `K`, `V`, `O` and two
-#   per query: 3,264, where the weights alone have `m·n = 9,216`.
+#   per query: 3,264, where the weights alone have `m·n = 9,216`. And nothing
+#   else the forward pass creates or reads outlives it, wherever it is kept (a
+#   global, a cache, an attribute of the class): once the forward pass has
+#   returned, the tensors its operations took or produced that are still alive
+#   (seen with `left_alive_by`, after `gc.collect()`) hold, besides `Q`, `K`,
+#   `V` and `O`, at most two numbers per query (`L`, or FlashAttention-1's
+#   maximum and sum): 192, not counting single numbers (a constant such as
+#   `torch.tensor(-math.inf)`).
 # - *What the passes hold while they run.* With `B = H = 1`, `m = n = 96`,
 #   `d = d_v = 8`, `block_size=32`, no PyTorch operation of the forward or the
 #   backward pass outputs a tensor of `m·n = 9,216` elements or more (seen
@@ -1034,7 +1090,9 @@ _check_flash_gradcheck()
 # %% nbgrader={"grade": true, "grade_id": "test_FlashAttention_saved", "locked": true, "points": 0.5, "schema_version": 3, "solution": false}
 # Hidden tests: the first memory bound: with B = H = 1, m = n = 96, d = d_v = 8, block_size=32, causal or not, what is
 # kept for the backward pass (every tensor saved_tensors_hooks' pack hook receives, and every tensor held in ctx's
-# attributes, walked through lists, tuples, dicts and objects) has at most the elements of Q, K, V, O and two per query.
+# attributes, walked through lists, tuples, dicts and objects) has at most the elements of Q, K, V, O and two per query;
+# and what the forward pass's operations took or produced that is still alive once it returned (weak references,
+# gc.collect()) holds, beside Q, K, V and O, at most two numbers per query (single numbers not counted).
 ### BEGIN HIDDEN TESTS
 def _check_flash_saved():
     Q, K, V, _ = _random_qkv(78, 1, 1, 96, 96, 8, 8)
@@ -1053,7 +1111,25 @@ def _check_flash_saved():
             "other tensor on ctx, and recompute each block's weights from L in the backward pass")
 
 
+def _check_flash_left_alive():
+    Q, K, V, _ = _random_qkv(82, 1, 1, 96, 96, 8, 8)
+    for causal in (False, True):
+        alive = left_alive_by(flash_attention, (Q, K, V), wrt=(0, 1, 2), kwargs={"causal": causal, "block_size": 32})
+        # Storages other than the inputs' and the output's, each counted once; a single number is a constant.
+        kept = {number: (operation, tuple(shape), elements) for operation, shape, elements, number, owner in alive
+                if owner == "new" and elements > 1}
+        total = sum(elements for _, _, elements in kept.values())
+        assert total <= 2 * 96, (
+            f"with causal={causal}, {total:,} elements of tensors flash_attention's forward pass created or read are "
+            "still alive after it returned and gc.collect() ran, besides Q, K, V and O (m = n = 96, d = d_v = 8, "
+            "block_size=32; "
+            f"operation, shape and elements of each storage: {list(kept.values())[:8]}), more than two numbers per "
+            "query (192: L, or a maximum and a sum): keep nothing of the forward pass but O and L, not on ctx, nor in "
+            "a global, a cache or an attribute of the class, and recompute each block in the backward pass")
+
+
 _check_flash_saved()
+_check_flash_left_alive()
 ### END HIDDEN TESTS
 
 # %% nbgrader={"grade": true, "grade_id": "test_FlashAttention_memory", "locked": true, "points": 1, "schema_version": 3, "solution": false}
