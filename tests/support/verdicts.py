@@ -83,6 +83,9 @@ SAMPLED_MUTANTS: tuple[tuple[str, str, Path], ...] = tuple((a, g, MUTANTS / a / 
     # L saved before the last block's update: the forward is right, the visible, gradient, causal, no-key and gradcheck
     # cells fail (the saved-tensor check and the measured ratio keep their points).
     ("07-backward-pass", "FlashAttention", "L_before_final_rescale"),
+    # Query head h reading kv head h % n_kv_heads: the visible worked example and the groups fail, MHA and the cache
+    # (consistent with itself) keep their points.
+    ("08-cheaper-attention", "GroupedQueryAttention", "kv_head_modulo"),
 ))
 
 _RUNNER = "tests.support.verdicts"
