@@ -11,7 +11,7 @@ import nbformat
 import nbgrader.api
 from nbgrader.apps import NbGraderAPI
 from nbgrader.coursedir import CourseDirectory
-from traitlets.config import Config, PyFileConfigLoader
+from traitlets.config import Config, Configurable, PyFileConfigLoader
 
 from .reference import solution_code
 from .sources import defined_names, free_names
@@ -151,6 +151,22 @@ def load_config() -> Config:
     return PyFileConfigLoader(NBGRADER_CONFIG.name, path=str(NBGRADER_CONFIG.parent)).load_config()
 
 
+def _subclass_sections(section: str, config: Config) -> list[str]:
+    """The sections of `config` that name a subclass of the configurable class named `section` (among the classes
+    loaded: the grading classes are, wherever settings are resolved)."""
+    classes: dict[str, set[type]] = {}
+    todo = [Configurable]
+    while todo:
+        cls = todo.pop()
+        for sub in cls.__subclasses__():
+            if sub not in classes.setdefault(sub.__name__, set()):
+                classes[sub.__name__].add(sub)
+                todo.append(sub)
+    parents = classes.get(section, set())
+    return [name for name in config if name != section and isinstance(config[name], Config)
+            and any(issubclass(sub, parent) for sub in classes.get(name, ()) for parent in parents)]
+
+
 def configured(config: Config, cls: type, name: str):
     """The value trait `name` of `cls` takes under `config`, as an instance would get it (subclass sections win)."""
     value = cls.class_traits()[name].default_value
@@ -175,9 +191,14 @@ def nbgrader_config(root: Path, timeout: int | None = None, kernel: dict | None 
     (``sandbox``, ``memory_mib``, ``threads``, ...).
     """
     config = load_config()
-    for section, values in (overrides or {}).items():
+    typed = overrides or {}
+    for section, values in typed.items():
         for name, value in values.items():
             config[section][name] = value
+            # (traitlets lets a subclass's section win: the file's value for a subclass would beat what was typed)
+            for sub in _subclass_sections(section, config):
+                if name in config[sub] and name not in typed.get(sub, {}):
+                    config[sub][name] = value
     if timeout is not None:
         config.GuardedExecute.timeout = timeout
     for name, value in (kernel or {}).items():

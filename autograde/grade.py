@@ -28,7 +28,7 @@ from pathlib import Path
 
 from tqdm import tqdm
 from tqdm.contrib.logging import logging_redirect_tqdm
-from traitlets import TraitError, Type
+from traitlets import HasTraits, TraitError, Type
 from traitlets.config import Configurable
 from traitlets.utils.importstring import import_item
 
@@ -81,8 +81,16 @@ def settings_in_force(overrides: dict | None = None) -> dict:
     for cls in (GuardedExecute, SandboxKernelManager, *_classes_named(set(overrides) - {"GuardedExecute",
                                                                                      "SandboxKernelManager"})):
         for name, trait in sorted(cls.class_traits(config=True).items()):
+            value = configured(config, cls, name)
+            typed = any(k.__name__ in config and name in config[k.__name__] for k in cls.mro())
+            try:  # (a value the file sets is checked as one typed on the command line is: its range, its type)
+                if typed:
+                    trait.validate(HasTraits(), value)
+            except TraitError as error:
+                raise ValueError(f"{cls.__name__}.{name} = {value!r} (autograde/nbgrader_config.py or the command "
+                                 f"line): {error}") from None
             if trait.metadata.get("grades", True):  # (not where scratch folders go: it changes no grade)
-                settings[f"{cls.__name__}.{name}"] = _stable(trait, configured(config, cls, name))
+                settings[f"{cls.__name__}.{name}"] = _stable(trait, value)
     return json.loads(json.dumps(settings, default=repr))  # (as the cache key hashes it)
 
 

@@ -2,6 +2,7 @@
 graded at once, and which setting is in force when the config file and the command line both set one; and one
 grading run with paths typed relative to the folder it runs in."""
 import os
+from pathlib import Path
 
 import pytest
 
@@ -110,6 +111,41 @@ def test_a_setting_typed_for_any_class_is_in_the_cache_key():
     typed = settings_in_force({"Collect": {"max_notebook_mib": 7}, "GuardedExecute": {"max_output_chars": 1234}})
     assert typed["Collect.max_notebook_mib"] == 7 and typed["GuardedExecute.max_output_chars"] == 1234
     assert plain["GuardedExecute.max_output_chars"] != 1234
+
+
+@pytest.mark.parametrize("typed", [{"Execute": {"timeout": 3}}, {"NotebookClient": {"timeout": 3}},
+                                   {"GuardedExecute": {"timeout": 3}}])
+def test_a_setting_typed_for_a_class_wins_over_the_files_for_it_and_its_subclasses(monkeypatch, typed):
+    # nbgrader_config.py sets GuardedExecute.timeout; --Execute.timeout=3 names its parent class, and traitlets
+    # lets the subclass's section win: what the instructor typed must be what grading runs under.
+    from traitlets.config import Config
+
+    from autograde import course
+    from autograde.grade import settings_in_force
+    from autograde.run.execute import GuardedExecute
+
+    file = Config({"GuardedExecute": {"timeout": 120}, "Execute": {"timeout": 90}})
+    monkeypatch.setattr(course, "load_config", lambda: file.copy())
+    config = course.nbgrader_config(Path("/tmp/course"), overrides=typed)
+    assert course.configured(config, GuardedExecute, "timeout") == 3
+    assert GuardedExecute(config=config).timeout == 3
+    assert settings_in_force(typed)["timeout"] == 3
+
+
+@pytest.mark.parametrize("section, name, value", [("SandboxKernelManager", "memory_mib", 100),
+                                                   ("Execute", "timeout", 0), ("GuardedExecute", "agent_start_timeout", 0)])
+def test_a_setting_out_of_range_in_the_file_is_refused_before_grading(tmp_path, monkeypatch, section, name, value):
+    # The command line's values were range-checked, the file's were not: a bad one in the file now stops the run.
+    from traitlets.config import Config
+
+    from autograde import course
+    from tests.support.commands import run_main
+
+    file = course.load_config()
+    monkeypatch.setattr(course, "load_config", lambda: Config({**file, section: {**file.get(section, {}), name: value}}))
+    (tmp_path / "class").mkdir()
+    status, _, err = run_main("grade", str(tmp_path / "class"), "--out", str(tmp_path / "out"))
+    assert status == 2 and name in err and "nbgrader_config.py" in err, err
 
 
 def _grade_with_relative_paths(base) -> dict:

@@ -220,18 +220,21 @@ class GuardedExecute(Execute):
       start) are timed the same way.
     """
 
+    # nbclient's own (None or -1: no limit) with a floor: a course's cells always have a time limit.
+    timeout = Integer(60, min=1, help="time limit of one cell in seconds: the time it ran, less the time its kernel "
+                                      "waited for a CPU other programs held").tag(config=True)
     checker = Bool(True, help="run the test cells of the course's chapters in a checker process, outside the "
                               "student's kernel (False: in the kernel, as nbgrader does)").tag(config=True)
-    notebook_timeout = Integer(600, help="wall-clock limit of a whole notebook in seconds (kernel starts and reruns "
+    notebook_timeout = Integer(600, min=0, help="wall-clock limit of a whole notebook in seconds (kernel starts and reruns "
                                          "after a dead kernel included): the cell running then is interrupted and "
                                          "the cells after it are not run, all counted as timed out; 0 for no limit"
                                ).tag(config=True)
-    max_output_chars = Integer(100_000, help="characters of output kept per cell").tag(config=True)
-    agent_start_timeout = Integer(60, help="time limit in seconds of the grader's own start in each kernel (its "
+    max_output_chars = Integer(100_000, min=1, help="characters of output kept per cell").tag(config=True)
+    agent_start_timeout = Integer(60, min=1, help="time limit in seconds of the grader's own start in each kernel (its "
                                            "agent and checker, before any cell runs; counted as a cell's is): not "
                                            "the students' cell limit, which a cold or busy machine could use up"
                                   ).tag(config=True)
-    timeout_wall_factor = Integer(10, help="a cell is stopped after this many times its time limit (timeout) by "
+    timeout_wall_factor = Integer(10, min=0, help="a cell is stopped after this many times its time limit (timeout) by "
                                            "the wall clock, however much of that it spent waiting for a busy "
                                            "machine's CPU (which the limit does not count); 0 for no such cap"
                                   ).tag(config=True)

@@ -40,16 +40,16 @@ class SandboxKernelManager(AsyncKernelManager):
                              "cannot run (Docker's default seccomp profile, as on Gradescope), an unprivileged user "
                              "of its own per kernel (the grader must be root, and its files closed to other users)"
                         ).tag(config=True)
-    memory_mib = Integer(4096, help="memory of a kernel in MiB: the address space of each of its processes and, "
+    memory_mib = Integer(4096, min=256, help="memory of a kernel in MiB: the address space of each of its processes and, "
                                     "where a cgroup can be made, the memory of all its processes together"
                          ).tag(config=True)
-    file_size_mib = Integer(512, help="largest file a kernel may write, in MiB").tag(config=True)
-    max_processes = Integer(128, help="processes (and threads) a kernel may start beyond its NumPy and PyTorch "
+    file_size_mib = Integer(512, min=1, help="largest file a kernel may write, in MiB").tag(config=True)
+    max_processes = Integer(128, min=0, help="processes (and threads) a kernel may start beyond its NumPy and PyTorch "
                                       "thread pools; 0 for no limit (sandbox only)").tag(config=True)
-    disk_mib = Integer(512, help="size in MiB of the sandbox's /tmp, which holds the kernel's home and working "
+    disk_mib = Integer(512, min=0, help="size in MiB of the sandbox's /tmp, which holds the kernel's home and working "
                                  "folder and is the only place it may write; 0 for no limit (sandbox only)"
                        ).tag(config=True)
-    threads = Integer(1, help="threads a kernel's NumPy and PyTorch may use").tag(config=True)
+    threads = Integer(1, min=1, help="threads a kernel's NumPy and PyTorch may use").tag(config=True)
     # Where a kernel's folder lies changes no grade: `grades=False` keeps it out of the cache key.
     scratch_base = Unicode("", help="folder for the kernels' scratch folders (ag-<worker pid>-*: connection file, "
                                     "kernel log) and, on Dask workers where it exists, the workers' courses (default: "
