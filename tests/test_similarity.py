@@ -236,49 +236,20 @@ def test_builtin_names_used_as_variables_are_variables_and_builtins_called_stay(
 
 
 # ---------------------------------------------------------------------------------------------------------------
-# A class of chapter 1 built from the reference answers with each disguise (benchmarks/similarity_class.py makes
-# them), two honest students answering in the alternatives of tests/alternatives/ (independent correct answers),
-# and one student who copies two of ann's nine cells whole and writes the rest (templates of the benchmark).
+# The disguised class of benchmarks/similarity_class.py: copies of the reference answers with each disguise, three
+# honest students answering in the alternatives of tests/alternatives/ (independent correct answers), and pat, who
+# copies two of ann's nine cells whole and writes the rest.
 
 FIRST = "01-weighted-sum"
-ANN = {"softmax": "logsumexp", "weighted_average": "einsum", "dot_scores": "loops", "cosine_scores": "where_division",
-       "gaussian_scores": "loops", "attention_pool": "inline_softmax_einsum", "nadaraya_watson": "direct_kernel",
-       "temperature": "ties_by_count", "bandwidth": "loop_and_min"}
-BOB = {"softmax": "float32_nan_to_num", "weighted_average": "broadcast_sum", "dot_scores": "einsum",
-       "cosine_scores": "clamped_norms_float32", "gaussian_scores": "expanded_square", "attention_pool": "per_query_loop",
-       "nadaraya_watson": "keywords_and_newaxis", "temperature": "extreme_temperatures",
-       "bandwidth": "smoothest_near_best"}
-CY = {"softmax": "loop_over_rows_with_own_warning", "weighted_average": "float32_tensordot",
-      "nadaraya_watson": "float32", "temperature": "written_out_and_loop"}  # (the alternatives left: four cells)
-COPIED = ["softmax", "nadaraya_watson"]  # the two cells pat copies from ann
-
-
-def alternatives(chosen: dict[str, str]) -> dict[str, str]:
-    from autograde.course import REPO
-
-    return {g: (REPO / "tests" / "alternatives" / FIRST / g / f"{name}.py").read_text() for g, name in chosen.items()}
 
 
 @pytest.fixture(scope="module")
-def disguised_class(tmp_path_factory):
+def disguised(tmp_path_factory):
     """Every pair's similarity ({(a, b): float}, over all pairs), the copied cells found, and the folder the report
     was written to, on a class of chapter 1 notebooks read as the report reads them (no kernel runs)."""
-    import random
+    from benchmarks.similarity_class import disguised_class
 
-    from autograde.course import source_notebook
-    from autograde.reference import solution_code
-    from benchmarks.similarity_class import CELLS, DISGUISES, TEMPLATES, as_cell, copy_cells, notebook, resolve
-    from tests.support.synthetic import write_submission
-
-    reference = {c.metadata["nbgrader"]["grade_id"]: solution_code(c.source) for c in source_notebook(FIRST).cells
-                 if c.metadata.get("nbgrader", {}).get("solution")}
-    rng = random.Random(1)
-    own = {g: as_cell(g, resolve(TEMPLATES[g][0], rng)) for g in CELLS}
-    ann = alternatives(ANN)
-    students = {"ann": ann, "bob": alternatives(BOB), "cy": alternatives(CY), "pat": copy_cells(ann, own, COPIED)}
-    students |= {name: disguise(reference) for name, disguise in DISGUISES.items()}
-    folder = tmp_path_factory.mktemp("disguised")
-    paths = {s: write_submission(notebook(answers, False, rng), folder, s, FIRST) for s, answers in students.items()}
+    paths = disguised_class(tmp_path_factory.mktemp("disguised"))
     authors = similarity.read_answers(FIRST, paths)
     scores = {(p.a, p.b): p.similarity for p in compare(FIRST, authors, threshold=0.0, min_tokens=0)}
     scores |= {(b, a): s for (a, b), s in scores.items()}
@@ -289,26 +260,28 @@ def disguised_class(tmp_path_factory):
 
 @pytest.mark.parametrize("disguise", ["aliases", "builtin names", "lines swapped", "dead code", "loops",
                                       "all disguises"])
-def test_a_disguised_copy_of_the_reference_scores_as_a_whole_copy(disguised_class, disguise):
-    scores, _, _ = disguised_class
-    assert scores[(disguise, "reference")] >= 0.95, \
+def test_a_disguised_copy_of_the_reference_scores_as_a_whole_copy(disguised, disguise):
+    scores, _, _ = disguised
+    assert scores[(disguise, "reference")] == 1.0, \
         f"a copy of the reference disguised by {disguise} scores {scores[(disguise, 'reference')]:.3f}"
 
 
-def test_honest_pairs_stay_under_the_flag_and_share_no_copied_cell(disguised_class):
-    scores, copied, _ = disguised_class
-    honest = [(a, b) for a in ("ann", "bob", "cy", "reference") for b in ("ann", "bob", "cy", "reference") if a < b]
-    honest += [("pat", "bob"), ("pat", "cy"), ("pat", "reference")]
+def test_honest_pairs_stay_under_the_flag_and_share_no_copied_cell(disguised):
+    from benchmarks.similarity_class import HONEST as honest
+
+    scores, copied, _ = disguised
     over = {pair: round(scores.get(pair, 0.0), 3) for pair in honest if scores.get(pair, 0.0) >= 0.7}
     assert not over, f"honest pairs scored at or above the 70% flag: {over}"
     found = {(c.a, c.b) for c in copied} | {(c.b, c.a) for c in copied}
     assert not found & set(honest), f"honest pairs reported with copied cells: {found & set(honest)}"
 
 
-def test_a_student_who_copies_two_cells_whole_is_reported_with_those_cells(disguised_class):
+def test_a_student_who_copies_two_cells_whole_is_reported_with_those_cells(disguised):
     import csv
 
-    scores, copied, out = disguised_class
+    from benchmarks.similarity_class import COPIED
+
+    scores, copied, out = disguised
     cells = {(c.label_a, c.label_b) for c in copied if {c.a, c.b} == {"ann", "pat"}}
     assert cells == {(g, g) for g in COPIED}, f"pat's copied cells reported: {cells}, not {COPIED}"
     # The whole notebooks are under the flag: only the cells show the copy.
@@ -339,6 +312,7 @@ def similarity_run():
 def _grade_twice(base):
     import random
 
+    from benchmarks.similarity_class import ANN, BOB, alternatives
     from tests.support.commands import grade_command
     from tests.support.disguise import local_names, rename
     from tests.support.synthetic import completed_notebook, write_submission

@@ -414,19 +414,27 @@ def _inline(body: list[ast.stmt], kept: frozenset[str] | None) -> None:
             i += 1
             continue
         name, value = names[0], stmt.value
-        j = next((j for j in range(i + 1, len(body)) if loads[j][name]), None)
-        if j is None or sum(c[name] for c in loads) != 1 or not isinstance(body[j], simple):
+        # (the reads this assignment reaches: up to the next statement that binds the name again, that one's own
+        # value included; a block of a function's or a cell's top level runs once, in order)
+        rebound = next((k for k in range(i + 1, len(body)) if name in _binds(body[k])), None)
+        reach = range(i + 1, len(body) if rebound is None else rebound + 1)
+        j = next((j for j in reach if loads[j][name]), None)
+        if j is None or sum(loads[k][name] for k in reach) != 1 or not isinstance(body[j], simple):
             i += 1
             continue
-        rebinds = name in (_targets_names(body[j]) or [])
-        protected = kept is None or name in kept  # (read elsewhere, or nothing known: its assignment stays)
+        protected = (kept is None or name in kept) and rebound is None  # (read elsewhere, or nothing known)
         needed = {n.id for n in _names(value)} | {name}
-        if (protected and not rebinds) or any(_changed(s) & needed for s in body[i + 1:j]):
+        if protected or any(_changed(s) & needed for s in body[i + 1:j]):
             i += 1
             continue
         body[j] = _Replace(name, value).visit(body[j])
         loads[j] = loads[j] - Counter({name: 1}) + loads[i]
         del body[i], loads[i]
+
+
+def _binds(stmt: ast.stmt) -> set[str]:
+    """The names `stmt` assigns (anywhere in it)."""
+    return {n.id for n in _names(stmt) if isinstance(n.ctx, ast.Store)}
 
 
 def _own(name: ast.Name) -> str:
