@@ -79,8 +79,9 @@ class Filled:
 
 
 def read_grades(scores: Path) -> dict[str, dict[str, Grade]]:
-    """Grades by assignment and student id, summed from scores.csv (a notebook is handed in unless all its rows are
-    missing), less the late penalty that grades.csv beside it gives (its ``late_penalty`` column): the final score."""
+    """Grades by assignment and student id: the final score that grades.csv beside `scores` gives (its ``score``,
+    after any late penalty, the one place it is computed), else the sum of scores.csv's rows; handed in unless all
+    of a notebook's rows in scores.csv are missing."""
     grades: dict[str, dict[str, Grade]] = defaultdict(dict)
     with open(scores, newline="") as f:
         for row in csv.DictReader(f):
@@ -94,8 +95,9 @@ def read_grades(scores: Path) -> dict[str, dict[str, Grade]]:
         with open(totals, newline="") as f:
             for row in csv.DictReader(f):
                 grade = grades.get(row["assignment"], {}).get(read_cell(row["student_id"]))
-                if grade is not None and _number(row.get("late_penalty") or ""):
-                    grade.score = max(0.0, grade.score - _number(row["late_penalty"]))
+                final = _number(row.get("score") or "")
+                if grade is not None and final is not None:
+                    grade.score = final
     return grades
 
 

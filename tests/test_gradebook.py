@@ -116,6 +116,22 @@ def test_grades_of_an_escaped_student_id_still_reach_the_gradebook(tmp_path):
     assert grades[FIRST]["-dash"].score == 1.0
 
 
+def test_the_gradebook_import_reads_the_final_score_grades_csv_gives(tmp_path):
+    # One final score, written once (grades.csv's score, after the late penalty and however it was computed or
+    # adjusted by hand): the import never recomputes it from scores.csv with a clamp of its own.
+    write_csvs([CellResult("ann", FIRST, "t", 3.0, 4.0, Status.PASSED, ""),
+                CellResult("ann", FIRST, "u", 5.0, 6.0, Status.PASSED, "")], tmp_path, {"ann": "7"})
+    totals = tmp_path / "grades.csv"
+    rows = list(csv.DictReader(totals.open(newline="")))
+    rows[0].update(score="6.5", late_penalty="2.0", raw_score="8.0")  # (8 - 2, raised by half a point by hand)
+    with totals.open("w", newline="") as f:
+        writer = csv.DictWriter(f, fieldnames=list(rows[0]))
+        writer.writeheader()
+        writer.writerows(rows)
+    grade = gradebook.read_grades(tmp_path / "scores.csv")[FIRST]["ann"]
+    assert (grade.score, grade.max_score, grade.handed_in) == (6.5, 10.0, True), grade
+
+
 MOODLE = (
     "Identifier,Full name,Email address,Status,Grade,Maximum grade,Feedback comments\n"
     'Participant 123456,Alice Smith,alice@example.edu,Submitted,{A},100.00,"Good work.\nSee me about\n""softmax"""\n'
