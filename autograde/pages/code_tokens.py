@@ -8,10 +8,9 @@ On the syntax tree (:mod:`ast`), each cell's code is normalised:
 - every name the author binds is ``V`` (builtin names too: ``input = ...`` is a variable), builtins called as
   builtins, attributes and keyword arguments stay as written; numbers are ``N``, strings ``S``;
 - docstrings, bare expressions, ``pass``, ``print(...)`` calls, type annotations, ``if False:`` blocks, code after a
-  ``return`` and assignments never read are dropped (at a cell's top level only when the notebook's other cells and
-  the tests read no such name);
-- a list built by a loop of ``append`` is the comprehension it stands for, and a variable read once just after it
-  is assigned is replaced by its value;
+  ``return`` and assignments never read are dropped, a list built by a loop of ``append`` is the comprehension it
+  stands for, and a variable read once is replaced by its value (:mod:`.code_rewrite`, given what the rest of the
+  notebook reads: the :class:`Context`);
 - in each block, statements that neither read nor change what the other changes are put in one canonical order
   (the smallest first of those whose predecessors are placed), so swapping independent lines changes nothing.
 
@@ -30,6 +29,20 @@ import tokenize
 from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass
+
+from .code_rewrite import (
+    blocks_of,
+    changed_names,
+    drop_dead,
+    header_lines,
+    inline,
+    mark_given,
+    module_path,
+    names_in,
+    own_name,
+    simplify,
+    walk,
+)
 
 __all__ = ["MODULES", "Context", "contexts", "imported_modules", "tokens"]
 
@@ -67,7 +80,7 @@ def _module_bindings(tree: ast.AST | None) -> list[tuple[str, str | ast.expr]]:
     """What `tree` may bind to a module, in order: ``(name, module path)`` for imports, ``(name, expression)`` for
     ``name = <expression that may be a module>``."""
     found: list[tuple[str, str | ast.expr]] = []
-    for node in _walk(tree) if tree is not None else ():
+    for node in walk(tree) if tree is not None else ():
         if isinstance(node, ast.Import):
             found += [(a.asname or a.name.split(".")[0], a.name if a.asname else a.name.split(".")[0])
                       for a in node.names]
@@ -81,7 +94,7 @@ def _module_bindings(tree: ast.AST | None) -> list[tuple[str, str | ast.expr]]:
 
 def _bind_modules(bindings: list[tuple[str, str | ast.expr]], found: dict[str, str]) -> None:
     for name, what in bindings:
-        path = what if isinstance(what, str) else _module_path(what, found)
+        path = what if isinstance(what, str) else module_path(what, found)
         if path:
             found[name] = path
 
@@ -93,7 +106,7 @@ def _cell_facts(source: str) -> tuple[frozenset[str], tuple]:
     tree = _parse(source)
     if tree is None:
         return frozenset(), ()
-    read = {n.id for n in _names(tree) if isinstance(n.ctx, ast.Load)}
+    read = {n.id for n in names_in(tree) if isinstance(n.ctx, ast.Load)}
     survey = _Survey(tree)
     return frozenset(read - survey.bound), tuple(survey.bindings)
 
@@ -115,53 +128,11 @@ def contexts(sources: list[str], cells: list[tuple[str, str]], also_kept: frozen
     return out
 
 
-def _walk(node: ast.AST):
-    """Every node of `node`'s tree, as :func:`ast.walk` (in another order), without the contexts: twice as fast."""
-    stack = [node]
-    while stack:
-        n = stack.pop()
-        yield n
-        for f in n._fields:
-            v = getattr(n, f, None)
-            if type(v) is list:
-                stack.extend(x for x in v if isinstance(x, ast.AST) and not isinstance(x, ast.expr_context))
-            elif isinstance(v, ast.AST) and not isinstance(v, ast.expr_context):
-                stack.append(v)
-
-
-def _names(node: ast.AST) -> list[ast.Name]:
-    """Every name in `node`'s tree (walking the trees is most of the normalisation's cost: this walk is five
-    times as fast as ast.walk)."""
-    out, stack = [], [node]
-    while stack:
-        n = stack.pop()
-        if type(n) is ast.Name:
-            out.append(n)
-            continue
-        for f in n._fields:
-            v = getattr(n, f, None)
-            if type(v) is list:
-                stack.extend(x for x in v if isinstance(x, ast.AST))
-            elif isinstance(v, ast.AST):
-                stack.append(v)
-    return out
-
-
 def _parse(source: str) -> ast.Module | None:
     try:
         return ast.parse(source)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None
-
-
-def _module_path(node: ast.expr, aliases: Mapping[str, str]) -> str | None:
-    """``xp.linalg`` -> ``numpy.linalg`` when ``xp`` is numpy; None when `node` is no module's attribute chain."""
-    if isinstance(node, ast.Name):
-        return aliases.get(node.id)
-    if isinstance(node, ast.Attribute):
-        base = _module_path(node.value, aliases)
-        return f"{base}.{node.attr}" if base else None
-    return None
 
 
 def tokens(source: str, context: Context | None = None, given: set[str] = frozenset()) -> list[Token]:
@@ -175,17 +146,17 @@ def tokens(source: str, context: Context | None = None, given: set[str] = frozen
     tree = _parse(source)
     if tree is None:
         return _pygments_tokens(source, context.aliases, given)
-    _mark_given(tree.body, source.splitlines(), given)
+    mark_given(tree.body, source.splitlines(), given)
     survey = _Survey(tree)
     known = dict(context.aliases)
     _bind_modules(survey.bindings, known)
     aliases = {n: p for n, p in known.items() if n not in survey.bound or survey.alias_only(n, known)}
-    body = _simplify(tree.body, aliases)
-    _drop_dead(body, context.kept, tree, survey.declared)
-    _inline(body, context.kept)
+    body = simplify(tree.body, aliases)
+    drop_dead(body, context.kept, tree, survey.declared)
+    inline(body, context.kept)
     for node in survey.functions:  # (a function's locals: nothing else reads them)
-        _drop_dead(node.body, frozenset(), node, survey.declared)
-        _inline(node.body, frozenset())
+        drop_dead(node.body, frozenset(), node, survey.declared)
+        inline(node.body, frozenset())
     _abstract(body, aliases, survey.bound)
     return [t for stmt in _ordered(body) for t in stmt[1]]
 
@@ -201,7 +172,7 @@ class _Survey:
         self.bindings = _module_bindings(tree)
         self.functions: list[ast.FunctionDef | ast.AsyncFunctionDef] = []
         self.declared: set[str] = set()
-        for node in _walk(tree):
+        for node in walk(tree):
             if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
                 self.stores[node.id] += 1
             elif isinstance(node, ast.arg):
@@ -221,243 +192,8 @@ class _Survey:
     def alias_only(self, name: str, aliases: Mapping[str, str]) -> bool:
         """Whether every binding of `name` is an import or ``name = <module>`` (an alias, not a variable)."""
         as_module = sum(1 for n, what in self.bindings if n == name and not isinstance(what, str)
-                        and _module_path(what, aliases))
+                        and module_path(what, aliases))
         return self.stores[name] == as_module
-
-
-# ---------------------------------------------------------------------------------------------------------------
-# Statement-level normalisation
-
-def _blocks(node: ast.AST) -> list[str]:
-    return [f for f in ("body", "orelse", "finalbody") if isinstance(getattr(node, f, None), list)]
-
-
-def _header_lines(stmt: ast.stmt) -> range:
-    """The lines of a statement, or of a compound statement's header (to its first inner statement)."""
-    inner = [s for f in _blocks(stmt) for s in getattr(stmt, f)]
-    last = min(s.lineno for s in inner) - 1 if inner else stmt.end_lineno
-    return range(stmt.lineno, max(stmt.lineno, last) + 1)
-
-
-def _mark_given(body: list[ast.stmt], lines: list[str], given: set[str]) -> None:
-    """Mark (``_given``) the statements whose own lines are all given code."""
-    for stmt in body:
-        own = [lines[n - 1].strip() for n in _header_lines(stmt) if n - 1 < len(lines)]
-        own = [line for line in own if line and not line.startswith("#")]
-        stmt._given = bool(given) and bool(own) and all(line in given for line in own)
-        for f in _blocks(stmt):
-            _mark_given(getattr(stmt, f), lines, given)
-        for handler in getattr(stmt, "handlers", []):
-            _mark_given(handler.body, lines, given)
-
-
-def _constant(node: ast.expr) -> object:
-    """The value of a constant condition (``False``, ``0``, ``not True``); `_constant` itself where it is none."""
-    if isinstance(node, ast.Constant):
-        return node.value
-    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
-        value = _constant(node.operand)
-        return _constant if value is _constant else not value
-    return _constant
-
-
-def _is_noise(stmt: ast.stmt, aliases: Mapping[str, str]) -> bool:
-    """Statements that do nothing to the answer: imports, module aliases, ``pass``, a lone value, ``print(...)``."""
-    if isinstance(stmt, (ast.Import, ast.ImportFrom, ast.Pass)):
-        return True
-    if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name) \
-            and _module_path(stmt.value, aliases):
-        return True
-    if isinstance(stmt, ast.Expr):
-        value = stmt.value
-        if isinstance(value, (ast.Constant, ast.Name, ast.Attribute, ast.JoinedStr)):
-            return True
-        return isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id == "print"
-    return False
-
-
-def _simplify(body: list[ast.stmt], aliases: Mapping[str, str]) -> list[ast.stmt]:
-    """`body` without noise, dead branches, code after a jump and annotations; appending loops as comprehensions."""
-    out: list[ast.stmt] = []
-    for stmt in body:
-        if _is_noise(stmt, aliases):
-            continue
-        if isinstance(stmt, (ast.If, ast.While)) and _constant(stmt.test) is not _constant:
-            if isinstance(stmt, ast.If):
-                out += _simplify(stmt.body if _constant(stmt.test) else stmt.orelse, aliases)
-            elif _constant(stmt.test):
-                out.append(stmt)
-            continue
-        if isinstance(stmt, ast.AnnAssign):
-            if stmt.value is None:
-                continue
-            given = getattr(stmt, "_given", False)
-            stmt = ast.copy_location(ast.Assign(targets=[stmt.target], value=stmt.value), stmt)
-            stmt._given = given
-        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            stmt.returns = None
-            for a in ast.walk(stmt.args):
-                if isinstance(a, ast.arg):
-                    a.annotation = None
-        for f in _blocks(stmt):
-            setattr(stmt, f, _simplify(getattr(stmt, f), aliases))
-        for handler in getattr(stmt, "handlers", []):
-            handler.body = _simplify(handler.body, aliases)
-        if isinstance(stmt, ast.For) and _as_comprehension(out, stmt):
-            continue
-        out.append(stmt)
-        if isinstance(stmt, (ast.Return, ast.Raise, ast.Continue, ast.Break)):
-            break  # (what follows never runs)
-    return out
-
-
-def _as_comprehension(before: list[ast.stmt], loop: ast.For) -> bool:
-    """``rows = []`` (earlier in `before`, untouched since) and `loop` appending to it become
-    ``rows = [item for target in items (if test)]`` in place of the ``rows = []``; False where `loop` is not that."""
-    if loop.orelse or len(loop.body) != 1:
-        return False
-    inner, test = loop.body[0], None
-    if isinstance(inner, ast.If) and not inner.orelse and len(inner.body) == 1:
-        inner, test = inner.body[0], inner.test
-    call = inner.value if isinstance(inner, ast.Expr) else None
-    if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and call.func.attr == "append"
-            and isinstance(call.func.value, ast.Name) and len(call.args) == 1 and not call.keywords):
-        return False
-    name = call.func.value.id
-    for i in range(len(before) - 1, -1, -1):
-        stmt = before[i]
-        if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name) \
-                and stmt.targets[0].id == name:
-            empty = (isinstance(stmt.value, ast.List) and not stmt.value.elts) or (
-                isinstance(stmt.value, ast.Call) and isinstance(stmt.value.func, ast.Name)
-                and stmt.value.func.id == "list" and not stmt.value.args)
-            if not empty:
-                return False
-            built = ast.ListComp(elt=call.args[0], generators=[
-                ast.comprehension(target=loop.target, iter=loop.iter, ifs=[test] if test else [], is_async=0)])
-            stmt.value = built
-            stmt.end_lineno = loop.end_lineno
-            before.append(before.pop(i))  # (it stands where the loop stood)
-            return True
-        if any(n.id == name for n in _names(stmt)):
-            return False
-    return False
-
-
-def _loaded(nodes) -> Counter:
-    return Counter(n.id for node in nodes for n in _names(node) if isinstance(n.ctx, ast.Load))
-
-
-def _targets_names(stmt: ast.stmt) -> list[str] | None:
-    """The names an assignment binds, where it binds nothing but names (else None)."""
-    if isinstance(stmt, ast.Assign):
-        targets = stmt.targets
-    elif isinstance(stmt, ast.AugAssign):
-        targets = [stmt.target]
-    else:
-        return None
-    names = []
-    for target in targets:
-        for node in _walk(target):
-            if isinstance(node, ast.Name):
-                names.append(node.id)
-            elif not isinstance(node, (ast.Tuple, ast.List, ast.Starred)):
-                return None
-    return names
-
-
-def _drop_dead(body: list[ast.stmt], kept: frozenset[str] | None, scope: ast.AST, declared: set[str]) -> None:
-    """Remove from `body` (and its blocks) the assignments to names that nothing in `scope` reads (kept ones and
-    `declared` ones, ``global`` or ``nonlocal``, aside; None for `kept` at a cell's top level: nothing is known,
-    nothing is removed)."""
-    if kept is None and isinstance(scope, ast.Module):
-        return
-    changed = True
-    while changed:
-        live = set(_loaded([scope] if not isinstance(scope, ast.Module) else body)) | declared | (kept or set())
-        changed = _drop_in(body, lambda names, live=live: not live.intersection(names))
-
-
-def _drop_in(body: list[ast.stmt], dead) -> bool:
-    dropped = False
-    for stmt in list(body):
-        names = _targets_names(stmt)
-        if names is not None and dead(names):
-            body.remove(stmt)
-            dropped = True
-            continue
-        for f in _blocks(stmt):
-            if not isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-                dropped |= _drop_in(getattr(stmt, f), dead)
-    return dropped
-
-
-class _Replace(ast.NodeTransformer):
-    def __init__(self, name: str, value: ast.expr):
-        self.name, self.value = name, value
-
-    def visit_Name(self, node: ast.Name) -> ast.expr:
-        return self.value if node.id == self.name and isinstance(node.ctx, ast.Load) else node
-
-
-def _inline(body: list[ast.stmt], kept: frozenset[str] | None) -> None:
-    """Replace each variable that one later simple statement of `body` reads once, and nothing else, by its value
-    (``rows = [...]; w = np.array(rows)`` is ``w = np.array([...])``), where nothing between changes what it reads."""
-    simple = (ast.Assign, ast.AugAssign, ast.Return, ast.Expr)
-    loads = [_loaded([s]) for s in body]  # (per statement, counted once: walking the trees is the cost here)
-    i = 0
-    while i < len(body):
-        stmt = body[i]
-        names = _targets_names(stmt)
-        if not (isinstance(stmt, ast.Assign) and names and len(stmt.targets) == 1
-                and isinstance(stmt.targets[0], ast.Name)):
-            i += 1
-            continue
-        name, value = names[0], stmt.value
-        # (the reads this assignment reaches: up to the next statement that binds the name again, that one's own
-        # value included; a block of a function's or a cell's top level runs once, in order)
-        rebound = next((k for k in range(i + 1, len(body)) if name in _binds(body[k])), None)
-        reach = range(i + 1, len(body) if rebound is None else rebound + 1)
-        j = next((j for j in reach if loads[j][name]), None)
-        if j is None or sum(loads[k][name] for k in reach) != 1 or not isinstance(body[j], simple):
-            i += 1
-            continue
-        protected = (kept is None or name in kept) and rebound is None  # (read elsewhere, or nothing known)
-        needed = {n.id for n in _names(value)} | {name}
-        if protected or any(_changed(s) & needed for s in body[i + 1:j]):
-            i += 1
-            continue
-        body[j] = _Replace(name, value).visit(body[j])
-        loads[j] = loads[j] - Counter({name: 1}) + loads[i]
-        del body[i], loads[i]
-
-
-def _binds(stmt: ast.stmt) -> set[str]:
-    """The names `stmt` assigns (anywhere in it)."""
-    return {n.id for n in _names(stmt) if isinstance(n.ctx, ast.Store)}
-
-
-def _own(name: ast.Name) -> str:
-    return getattr(name, "_name", name.id)  # (the name as written, once abstracted to V)
-
-
-def _changed(stmt: ast.stmt) -> set[str]:
-    """The names `stmt` may change: those it binds, the objects it assigns into, and all it names in a call alone."""
-    if isinstance(stmt, ast.Expr):
-        return {_own(n) for n in _names(stmt)}
-    changed = set()
-    for node in _walk(stmt):
-        if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
-            changed.add(_own(node))
-        elif isinstance(node, (ast.Subscript, ast.Attribute)) and isinstance(node.ctx, (ast.Store, ast.Del)):
-            base = node.value
-            while isinstance(base, (ast.Subscript, ast.Attribute)):
-                base = base.value
-            if isinstance(base, ast.Name):
-                changed.add(_own(base))
-        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            changed.add(node.name)
-    return changed
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -527,10 +263,10 @@ def _symbols(text: str) -> tuple[str, ...]:
 
 def _header(stmt: ast.stmt) -> list[str]:
     """The tokens of a compound statement's header (``for V in V :``), or of a simple statement."""
-    if not _blocks(stmt) and not hasattr(stmt, "handlers"):
+    if not blocks_of(stmt) and not hasattr(stmt, "handlers"):
         return _symbols(ast.unparse(stmt))
     shell = copy.copy(stmt)
-    for f in _blocks(stmt):
+    for f in blocks_of(stmt):
         setattr(shell, f, [])
     shell.body = [ast.Pass()]
     if hasattr(shell, "handlers"):
@@ -548,8 +284,8 @@ def _ordered(body: list[ast.stmt]) -> list[tuple[ast.stmt, list[Token]]]:
     n = len(emitted)
     if n < 2:
         return emitted
-    changed = [_changed(s) for s in body]
-    named = [{_own(x) for x in _names(s)} for s in body]
+    changed = [changed_names(s) for s in body]
+    named = [{own_name(x) for x in names_in(s)} for s in body]
     fixed = (ast.Return, ast.Raise, ast.Continue, ast.Break, ast.Global, ast.Nonlocal, ast.Expr, ast.Try, ast.With)
     after: list[set[int]] = [set() for _ in range(n)]
     for b in range(n):
@@ -569,8 +305,8 @@ def _ordered(body: list[ast.stmt]) -> list[tuple[ast.stmt, list[Token]]]:
 
 
 def _emit(stmt: ast.stmt) -> list[Token]:
-    lines = _header_lines(stmt)
-    span = (lines[0], lines[-1]) if _blocks(stmt) else (stmt.lineno, stmt.end_lineno)
+    lines = header_lines(stmt)
+    span = (lines[0], lines[-1]) if blocks_of(stmt) else (stmt.lineno, stmt.end_lineno)
     out = [] if getattr(stmt, "_given", False) else [(s, span) for s in _header(stmt)]
     if hasattr(stmt, "handlers"):  # (try, and try with except*)
         out += [t for _, ts in _ordered(stmt.body) for t in ts]
@@ -581,7 +317,7 @@ def _emit(stmt: ast.stmt) -> list[Token]:
             out += [t for _, ts in _ordered(handler.body) for t in ts]
         blocks = [("else", stmt.orelse), ("finally", stmt.finalbody)]
     else:
-        out += [t for _, ts in _ordered(stmt.body) for t in ts] if _blocks(stmt) else []
+        out += [t for _, ts in _ordered(stmt.body) for t in ts] if blocks_of(stmt) else []
         blocks = [("else", getattr(stmt, "orelse", []) or [])]
     for word, block in blocks:
         if block:
