@@ -235,6 +235,17 @@ def test_builtin_names_used_as_variables_are_variables_and_builtins_called_stay(
     assert symbols("y = np.exp(x\nz = (") == symbols("w = np.exp(q\nz = (")
 
 
+def test_a_cell_two_students_share_with_the_book_is_no_copied_cell():
+    # Two students hand in the same long cosine answer, each with their own softmax ...
+    ann = student("ann", softmax=SOFTMAX, cosine_scores=COSINE)
+    bob = student("bob", softmax=SOFTMAX_LOOP, cosine_scores=COSINE)
+    copied = similarity.copied_cells([ann, bob], min_tokens=40)
+    assert [(c.a, c.b, c.label_a) for c in copied] == [("ann", "bob", "cosine_scores")], copied
+    # ... which is no evidence when the book's page has that code: it is for all to use.
+    book = make_answers("book", "book", [("book cell 3", COSINE)])
+    assert not similarity.copied_cells([ann, bob, book], min_tokens=40), "the book's code was taken for a copy"
+
+
 # ---------------------------------------------------------------------------------------------------------------
 # The disguised class of benchmarks/similarity_class.py: copies of the reference answers with each disguise, three
 # honest students answering in the alternatives of tests/alternatives/ (independent correct answers), and pat, who

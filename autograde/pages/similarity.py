@@ -300,7 +300,7 @@ def copied_cells(authors: list[Answers], min_tokens: int = 40, share: float = 0.
                  ) -> list[CopiedCell]:
     """The copied cells of `authors` (as :func:`read_answers` gives them): each student's cell of at least
     `min_tokens` tokens of which at least `share` are covered by runs another author has too, and at least `alone`
-    by runs that no third student has. Ordered by pair (as `authors` are), then cell.
+    by runs that no third student, and not the book, has. Ordered by pair (as `authors` are), then cell.
 
     Whole notebooks hide a copy of two cells among seven of one's own; a cell does not. The runs two students alone
     have are the evidence (a way of writing a step that others found too is none, however long); the lines a copied
@@ -313,12 +313,15 @@ def copied_cells(authors: list[Answers], min_tokens: int = 40, share: float = 0.
             if len(holders[h]) < 3:  # (a third holder is enough to know it is no pair's alone)
                 holders[h].append(i)
     others = [x for x in authors if x.kind != "student"]
+    public = set().union(*(x.grams.keys() for x in others if x.kind == BOOK))  # (the book's code is for all to use)
     order = {x.author: n for n, x in enumerate(authors)}
     found: dict[tuple[str, str, str, str], CopiedCell] = {}
     for i, x in enumerate(students):
         rare: dict[tuple[int, int], set[int]] = defaultdict(set)  # (partner in authors, cell of x) -> tokens
         for h, places in x.grams.items():
             held = holders[h]
+            if h in public:
+                continue
             if len(held) == 2:
                 partners = [students[held[0] if held[1] == i else held[1]]]
             elif len(held) == 1:
