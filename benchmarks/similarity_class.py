@@ -395,7 +395,7 @@ def report_disguised_class() -> None:
     print(f"pat, who copies {' and '.join(COPIED)} of ann's nine cells: {scores.get(frozenset(('ann', 'pat')), 0.0):.3f}")
     for c in copied_cells(authors):
         print(f"copied cell: {c.a}'s {c.label_a} ~ {c.b}'s {c.label_b}: {c.tokens} tokens, {c.share:.0%} in runs both "
-              f"have, {c.alone:.0%} in runs no third student has")
+              f"have, {c.alone:.0%} in runs no third student, nor the book, has")
 
 
 def notebook(answers: dict[str, str], reorder: bool, rng: random.Random):
