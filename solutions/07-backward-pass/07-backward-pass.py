@@ -1113,7 +1113,7 @@ def _check_flash_saved():
 
 def _check_flash_left_alive():
     Q, K, V, _ = _random_qkv(82, 1, 1, 96, 96, 8, 8)
-    for causal in (False, True):
+    for causal in (False, True):  # a cache of causal masks is read only when causal=True
         alive = left_alive_by(flash_attention, (Q, K, V), wrt=(0, 1, 2), kwargs={"causal": causal, "block_size": 32})
         # Storages other than the inputs' and the output's, each counted once; a single number is a constant.
         kept = {number: (operation, tuple(shape), elements) for operation, shape, elements, number, owner in alive
