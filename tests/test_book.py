@@ -1270,6 +1270,23 @@ def test_ch7_low_precision_error_is_decided_by_the_accumulators(book):
 
 @pytest.mark.book
 @pytest.mark.slow
+def test_ch7_flash_attention_in_tinygpt_trains_alike_and_keeps_no_weights(book):
+    values = glued(CH7)
+    # "the same training step, to float64 rounding": losses and gradients agree far below float32's precision.
+    difference, largest = values["ch7_tinygpt_difference"], values["ch7_tinygpt_grad_largest"]
+    assert difference <= 1e-12 * max(largest, 1.0), f"TinyGPT with FlashAttention differs by {difference:.1e}"
+    # "Of the first, <layers> tensors hold B h T^2 numbers ... With FlashAttention none is kept."
+    assert values["ch7_tinygpt_score_sized"] == {"plain": values["ch7_tinygpt_layers"], "flash": 0}, (
+        f"tensors of the score matrix's size kept: {values['ch7_tinygpt_score_sized']}")
+    assert values["ch7_tinygpt_score_sized_plain"] == values["ch7_tinygpt_layers"]
+    # Less is kept with FlashAttention, by at least those matrices less what it keeps instead (Q, K, V, O and L are
+    # far smaller than one of them at T = 256).
+    plain, flash = values["ch7_tinygpt_saved_plain_mib"], values["ch7_tinygpt_saved_flash_mib"]
+    assert plain - flash > 0.9 * values["ch7_tinygpt_layers"] * values["ch7_tinygpt_score_matrix_mib"], (plain, flash)
+
+
+@pytest.mark.book
+@pytest.mark.slow
 def test_ch7_page_runs_within_its_budget(book):
     """The page runs in every book build: at most 60 s of CPU time on one core."""
     seconds = glued(CH7)["ch7_page_cpu_seconds"]
