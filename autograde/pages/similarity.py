@@ -10,8 +10,8 @@ Aiken 2003, the method of MOSS and copydetect):
   code, imports and annotations go; every name the author binds is ``V`` (builtin names used as variables too),
   numbers ``N``, strings ``S``; a module is written by its name however imported (``xp.exp`` after ``import numpy
   as xp`` is ``numpy.exp``); builtins called, attributes and keyword arguments stay (``np.exp`` still differs from
-  ``np.log``); appending loops are comprehensions and independent statements take one canonical order. Code that
-  does not parse is read by Pygments.
+  ``np.log``); appending loops are comprehensions (:mod:`.code_rewrite`) and independent statements take one
+  canonical order. Code that does not parse is read by Pygments.
 - Lines the released notebook gives in the answer cell (the signature, its
   docstring, ``raise NotImplementedError()``) are left out first: they would
   make every pair alike.
@@ -26,9 +26,10 @@ common its lines, and a student who copied half of another's answers shows as
 their own share. A pair's similarity is the larger share. Pairs at or above
 ``c.Similarity.threshold`` whose shared runs cover at least
 ``c.Similarity.min_tokens`` tokens are written to ``similarity.csv`` and, with
-the matching lines side by side, to ``similarity.html``. So is a pair with a copied cell (:func:`copied_cells`):
-a long cell almost all of whose runs only those two students share, however little else they share. Nothing here
-reads or changes a score.
+the matching lines side by side, to ``similarity.html``. So is a pair with a
+copied cell (:func:`copied_cells`), however little else they share: a long
+cell nearly all of whose runs the other has, half of them had by no third
+student nor the book. Nothing here reads or changes a score.
 """
 from __future__ import annotations
 
