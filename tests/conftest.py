@@ -83,6 +83,15 @@ def pytest_configure(config):
     config.pluginmanager.register(BookBuild(owner=testrun.start_run()), "book-build")
 
 
+def pytest_terminal_summary(terminalreporter):
+    """Name the kept scenarios this run checked from an earlier run's outcome instead of running them live."""
+    if not os.environ.get("PYTEST_XDIST_WORKER"):
+        names = scenarios.replayed()
+        terminalreporter.write_line(
+            f"kept scenarios replayed from an earlier run (not run live): {', '.join(names)}" if names else
+            "kept scenarios: every one used ran live in this run")
+
+
 def pytest_runtest_setup(item):
     scenarios.USED.clear()  # (what this test uses of the kept scenarios, from here on)
 

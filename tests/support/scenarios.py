@@ -11,8 +11,9 @@ it observed, with the files it wrote, in ``.grading-cache/scenarios/<name>/``;
 a rerun in which none of those changed checks the kept outcome again instead
 of running it. A scenario one of whose tests failed is dropped
 (conftest.py's ``pytest_runtest_makereport``), so a failure is never kept: the
-next run tries again. A clean clone (CI) runs every scenario;
-``rm -rf .grading-cache`` does the same here.
+next run tries again. On CI (``CI`` set, as ``.ci/run`` sets it) an outcome is replayed only within the run that
+made it, never from an earlier one; ``rm -rf .grading-cache`` makes a run here do the same. Every run names the
+scenarios it replayed from an earlier run in its summary (:func:`replayed`).
 """
 from __future__ import annotations
 
@@ -27,6 +28,7 @@ from typing import TypeVar
 
 from autograde.course import EXERCISES, REPO, SOLUTIONS
 from autograde.results.cache import grader_fingerprint
+from tests.support.testrun import VARIABLE
 
 SCENARIOS = REPO / ".grading-cache" / "scenarios"
 SUPPORT = Path(__file__).resolve().parent
@@ -67,7 +69,10 @@ def kept(name: str, module_file: str | Path, make: Callable[[Path], T]) -> T:
         try:
             if (home / "key").read_text() == key:
                 outcome = pickle.loads((home / "outcome.pickle").read_bytes())
-                if getattr(outcome, "kept_as", None) == name:
+                made_now = getattr(outcome, "made_in", None) == _this_run()
+                if getattr(outcome, "kept_as", None) == name and (made_now or not os.environ.get("CI")):
+                    if not made_now:
+                        _note_replayed(name)
                     return outcome
         except (OSError, pickle.UnpicklingError, EOFError, AttributeError):
             pass
@@ -77,11 +82,31 @@ def kept(name: str, module_file: str | Path, make: Callable[[Path], T]) -> T:
         outcome = make(folder)
         outcome = Kept(outcome) if type(outcome) is dict else outcome
         outcome.kept_as = name
+        outcome.made_in = _this_run()
         partial = home / f"outcome.{os.getpid()}.part"
         partial.write_bytes(pickle.dumps(outcome))
         os.replace(partial, home / "outcome.pickle")
         (home / "key").write_text(key)  # (last: a scenario cut short is never taken for a kept one)
         return outcome
+
+
+def _this_run() -> str:
+    """This test run's name (its shared folder, :mod:`tests.support.testrun`), or "" outside a run."""
+    return os.environ.get(VARIABLE, "")
+
+
+def _note_replayed(name: str) -> None:
+    if _this_run():
+        with open(Path(_this_run()) / "replayed-scenarios", "a") as f:  # (one line per write: appends from workers)
+            f.write(name + "\n")
+
+
+def replayed() -> list[str]:
+    """The scenarios this run replayed from an earlier one (any of its processes), sorted, each once."""
+    try:
+        return sorted(set((Path(_this_run()) / "replayed-scenarios").read_text().split()))
+    except (OSError, TypeError):
+        return []
 
 
 def drop(name: str) -> None:
