@@ -256,8 +256,9 @@ FIRST = "01-weighted-sum"
 
 @pytest.fixture(scope="module")
 def disguised(tmp_path_factory):
-    """Every pair's similarity ({(a, b): float}, over all pairs), the copied cells found, and the folder the report
-    was written to, on a class of chapter 1 notebooks read as the report reads them (no kernel runs)."""
+    """Every pair's similarity ({(a, b): float}, over all pairs), the copied cells found, the folder the report was
+    written to, and the authors read, on a class of chapter 1 notebooks read as the report reads them (no kernel
+    runs)."""
     from benchmarks.similarity_class import disguised_class
 
     paths = disguised_class(tmp_path_factory.mktemp("disguised"))
@@ -268,13 +269,13 @@ def disguised(tmp_path_factory):
     with pytest.MonkeyPatch.context() as patch:  # (the class read once: reading the reference costs most here)
         patch.setattr(similarity, "read_answers", lambda assignment, notebooks: authors)
         similarity.write_similarity({(s, FIRST): p for s, p in paths.items()}, [FIRST], out)
-    return scores, similarity.copied_cells(authors), out
+    return scores, similarity.copied_cells(authors), out, authors
 
 
 @pytest.mark.parametrize("disguise", ["aliases", "builtin names", "lines swapped", "dead code", "loops",
                                       "all disguises"])
 def test_a_disguised_copy_of_the_reference_scores_as_a_whole_copy(disguised, disguise):
-    scores, _, _ = disguised
+    scores, _, _, _ = disguised
     assert scores[(disguise, "reference")] == 1.0, \
         f"a copy of the reference disguised by {disguise} scores {scores[(disguise, 'reference')]:.3f}"
 
@@ -282,7 +283,7 @@ def test_a_disguised_copy_of_the_reference_scores_as_a_whole_copy(disguised, dis
 def test_honest_pairs_stay_under_the_flag_and_share_no_copied_cell(disguised):
     from benchmarks.similarity_class import HONEST as honest
 
-    scores, copied, _ = disguised
+    scores, copied, _, _ = disguised
     over = {pair: round(scores.get(pair, 0.0), 3) for pair in honest if scores.get(pair, 0.0) >= 0.7}
     assert not over, f"honest pairs scored at or above the 70% flag: {over}"
     found = {(c.a, c.b) for c in copied} | {(c.b, c.a) for c in copied}
@@ -294,7 +295,7 @@ def test_a_student_who_copies_two_cells_whole_is_reported_with_those_cells(disgu
 
     from benchmarks.similarity_class import COPIED
 
-    scores, copied, out = disguised
+    scores, copied, out, _ = disguised
     cells = {(c.label_a, c.label_b) for c in copied if {c.a, c.b} == {"ann", "pat"}}
     assert cells == {(g, g) for g in COPIED}, f"pat's copied cells reported: {cells}, not {COPIED}"
     # The whole notebooks are under the flag: only the cells show the copy.
@@ -306,6 +307,15 @@ def test_a_student_who_copies_two_cells_whole_is_reported_with_those_cells(disgu
     assert float(rows[("ann", "pat")]["similarity"]) < 0.7, rows[("ann", "pat")]
     page = (out / similarity.HTML).read_text()
     assert "ann and pat" in page and "copied cells: nadaraya_watson; softmax" in page, "the page lacks the copy"
+
+
+def test_a_pair_with_a_copied_cell_is_shown_however_many_pairs_are_more_similar(disguised, tmp_path, monkeypatch):
+    authors = disguised[3]
+    monkeypatch.setattr(similarity, "read_answers", lambda assignment, notebooks: authors)
+    monkeypatch.setattr(similarity, "SHOWN_PAIRS", 1)  # (the whole copies of the reference, at 100%, come first)
+    similarity.write_similarity({(a.author, FIRST): tmp_path for a in authors}, [FIRST], tmp_path)
+    page = (tmp_path / similarity.HTML).read_text()
+    assert "ann and pat" in page and "2 shown: the most similar, and every one with a copied cell" in page, page[-3000:]
 
 
 # ---------------------------------------------------------------------------------------------------------------

@@ -60,7 +60,7 @@ log = logging.getLogger(__name__)
 CSV, HTML = "similarity.csv", "similarity.html"
 REFERENCE, BOOK = "reference", "book"  # the authors that are no student (the kind column tells them apart)
 BLOCK = 512  # students whose pairs are scored at once
-SHOWN_PAIRS = 100  # pairs drawn side by side in the HTML per assignment (the CSV has them all)
+SHOWN_PAIRS = 100  # pairs drawn side by side in the HTML per assignment, and those with a copied cell (the CSV: all)
 
 
 class Similarity(Configurable):
@@ -374,17 +374,19 @@ def write_similarity(notebooks: dict[tuple[str, str], Path], assignments: list[s
         for c in copied:
             cells[c.a, c.b].append(c.label_a if c.label_a == c.label_b else f"{c.label_a}/{c.label_b}")
         found = [(p, "; ".join(cells.get((p.a, p.b), cells.get((p.b, p.a), [])))) for p in pairs]
+        # (a pair with a copied cell is shown however low its similarity puts it)
+        shown = [(p, c) for n, (p, c) in enumerate(found) if n < SHOWN_PAIRS or c]
         # (Student ids are the export's text: none may start a spreadsheet formula.)
         rows += [[p.assignment, spreadsheet_cell(p.a), spreadsheet_cell(p.b), p.kind, f"{p.similarity:.3f}", p.tokens,
                   spreadsheet_cell(p.cells), spreadsheet_cell(c)] for p, c in found]
         sections.append({
             "assignment": assignment, "students": students, "compared": students * (students - 1) // 2,
-            "flagged": len(pairs), "shown": len(pairs[:SHOWN_PAIRS]), "copied": sum(1 for _, c in found if c),
+            "flagged": len(pairs), "shown": len(shown), "copied": sum(1 for _, c in found if c),
             "pairs": [{"a": p.a, "b": p.b, "kind": p.kind, "similarity": p.similarity, "share_a": p.share_a,
                        "share_b": p.share_b, "tokens": p.tokens, "cells": p.cells, "copied": c,
                        "matches": [{"label_a": m.label_a, "label_b": m.label_b, "a": _side(m.source_a, m.lines_a),
                                     "b": _side(m.source_b, m.lines_b)} for m in p.matches]}
-                      for p, c in found[:SHOWN_PAIRS]],
+                      for p, c in shown],
         })
     with open(out / CSV, "w", newline="", encoding="utf-8") as f:
         writer = csv.writer(f)
