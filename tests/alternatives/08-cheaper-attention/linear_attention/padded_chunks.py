@@ -21,7 +21,7 @@ def _chunked(q, k, v, c, S0=None, z0=None):
         S, z = S + S0[:, :, None], z + z0[:, :, None]
     A = (fq @ fk.transpose(-2, -1)).tril()
     top = fq @ S + A @ v
-    bottom = (fq * z[..., None, :]).sum(-1) + A.sum(-1)
+    bottom = (fq * z[..., None, :]).sum(dim=-1) + A.sum(dim=-1)
     out = (top / bottom[..., None]).reshape(B, H, m * c, -1)[:, :, :n]
     return out, S[:, :, -1] + per_chunk_S[:, :, -1], z[:, :, -1] + per_chunk_z[:, :, -1]
 
