@@ -486,18 +486,18 @@ def main(argv: list[str] | None = None) -> None:
                           + (f" cells {flagged[p]['copied_cells']}" if flagged[p]["copied_cells"] else "") for p in hits)
         print(f"  {copier} ({kinds[copier]}): {len(hits)} of {len(pairs)}" + (f" [{shown}]" if shown else ""))
     false = {p: r for p, r in flagged.items() if p not in truth}
-    honest_pairs = [p for p, r in false.items() if r["kind"] == "student"]
+    honest_pairs = [p for p, r in false.items() if r["kind"] == "student" and not any(s.startswith("c") for s in p)]
     against = [p for p, r in false.items() if r["kind"] != "student"]
     n_honest = args.students - args.copies
-    print(f"honest pairs flagged: {len(honest_pairs)} of {n_honest * (n_honest - 1) // 2} pairs of honest students "
-          f"(and {sum(1 for p in honest_pairs if any(s.startswith('c') for s in p))} pairs of a copier with an "
-          "honest student not their source)")
+    print(f"honest pairs flagged: {len(honest_pairs)} of {n_honest * (n_honest - 1) // 2} pairs of honest students; "
+          f"{sum(1 for p, r in false.items() if r['kind'] == 'student') - len(honest_pairs)} pairs of a copier with "
+          "an honest student not their source")
     print(f"honest students flagged against the reference or the book: {len(against)}")
     for cut in (0.5, 0.6, 0.7, 0.8, 0.9, 1.0):
         if cut >= settings.threshold:
             at = {p for p, r in flagged.items() if float(r["similarity"]) >= cut - 1e-9}
-            print(f"  at {cut:.0%}: copies found {len(truth & at)} of {len(truth)}; honest pairs flagged "
-                  f"{sum(1 for p in at - truth if flagged[p]['kind'] == 'student')}, against the reference or book "
+            print(f"  at {cut:.0%}: copies found {len(truth & at)} of {len(truth)}; pairs of students that are no "
+                  f"copy flagged {sum(1 for p in at - truth if flagged[p]['kind'] == 'student')}, against the reference or book "
                   f"{sum(1 for p in at - truth if flagged[p]['kind'] != 'student')}")
     by_cell = {p: r for p, r in flagged.items() if r["copied_cells"] and float(r["similarity"]) < settings.threshold}
     print(f"listed for a copied cell only (under the threshold): {len(truth & set(by_cell))} copied pairs, "
