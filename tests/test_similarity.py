@@ -235,6 +235,13 @@ def test_builtin_names_used_as_variables_are_variables_and_builtins_called_stay(
     assert symbols("y = np.exp(x\nz = (") == symbols("w = np.exp(q\nz = (")
 
 
+def test_a_long_chain_of_variables_read_once_is_tokenised_not_lost():
+    # Each line feeds the next: inlined without a bound, the chain would nest past what the tree's passes recurse into.
+    chain = "def f(x):\n    v0 = np.zeros(3)\n" + "".join(f"    v{i} = np.exp(v{i - 1}) + {i}\n" for i in range(1, 400))
+    found = symbols(chain + "    return v399\n")
+    assert found.count("exp") == 399 and found.count("return") == 1, found[-12:]
+
+
 def test_a_cell_two_students_share_with_the_book_is_no_copied_cell():
     # Two students hand in the same long cosine answer, each with their own softmax ...
     ann = student("ann", softmax=SOFTMAX, cosine_scores=COSINE)

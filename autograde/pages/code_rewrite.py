@@ -233,11 +233,15 @@ class _Replace(ast.NodeTransformer):
         return self.value if node.id == self.name and isinstance(node.ctx, ast.Load) else node
 
 
+INLINED_NAMES = 40  # names at most in a statement that inlining makes
+
+
 def inline(body: list[ast.stmt], kept: frozenset[str] | None) -> None:
     """Replace each variable that one later simple statement of `body` reads once, and nothing else, by its value
     (``rows = [...]; w = np.array(rows)`` is ``w = np.array([...])``), where nothing between changes what it reads."""
     simple = (ast.Assign, ast.AugAssign, ast.Return, ast.Expr)
-    loads = [loaded([s]) for s in body]  # (per statement, counted once: walking the trees is the cost here)
+    # (per statement, found once: walking the trees is the cost here, and a long cell has many statements)
+    loads, binds, changes = [loaded([s]) for s in body], [_binds(s) for s in body], [changed_names(s) for s in body]
     i = 0
     while i < len(body):
         stmt = body[i]
@@ -249,20 +253,24 @@ def inline(body: list[ast.stmt], kept: frozenset[str] | None) -> None:
         name, value = names[0], stmt.value
         # (the reads this assignment reaches: up to the next statement that binds the name again, that one's own
         # value included; a block of a function's or a cell's top level runs once, in order)
-        rebound = next((k for k in range(i + 1, len(body)) if name in _binds(body[k])), None)
+        rebound = next((k for k in range(i + 1, len(body)) if name in binds[k]), None)
         reach = range(i + 1, len(body) if rebound is None else rebound + 1)
         j = next((j for j in reach if loads[j][name]), None)
         if j is None or sum(loads[k][name] for k in reach) != 1 or not isinstance(body[j], simple):
             i += 1
             continue
         protected = (kept is None or name in kept) and rebound is None  # (read elsewhere, or nothing known)
-        needed = {n.id for n in names_in(value)} | {name}
-        if protected or any(changed_names(s) & needed for s in body[i + 1:j]):
+        inner = names_in(value)
+        needed = {n.id for n in inner} | {name}
+        # (a long chain of such variables would nest one expression past what ast.unparse can recurse into)
+        if protected or len(inner) + len(names_in(body[j])) > INLINED_NAMES \
+                or any(c & needed for c in changes[i + 1:j]):
             i += 1
             continue
         body[j] = _Replace(name, value).visit(body[j])
         loads[j] = loads[j] - Counter({name: 1}) + loads[i]
-        del body[i], loads[i]
+        binds[j], changes[j] = _binds(body[j]), changed_names(body[j])
+        del body[i], loads[i], binds[i], changes[i]
 
 
 def _binds(stmt: ast.stmt) -> set[str]:

@@ -144,8 +144,15 @@ def tokens(source: str, context: Context | None = None, given: set[str] = frozen
     """
     context = context or Context(MODULES)
     tree = _parse(source)
-    if tree is None:
-        return _pygments_tokens(source, context.aliases, given)
+    if tree is not None:
+        try:
+            return _tree_tokens(tree, source, context, given)
+        except RecursionError:  # (code nested deeper than the tree's passes go: read as text)
+            pass
+    return _pygments_tokens(source, context.aliases, given)
+
+
+def _tree_tokens(tree: ast.Module, source: str, context: Context, given: set[str]) -> list[Token]:
     mark_given(tree.body, source.splitlines(), given)
     survey = _Survey(tree)
     known = dict(context.aliases)
