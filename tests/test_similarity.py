@@ -227,6 +227,14 @@ def test_a_module_called_by_another_name_is_the_module():
     assert symbols("import numpy as xp\ny = xp.log(x)") != reference
 
 
+def test_dead_branches_go_and_a_variable_set_from_a_module_stays_a_variable():
+    # ``if False:`` never runs; the body of ``while True:`` does, and is normalised like any other.
+    assert symbols("def f(a):\n    if False:\n        a = a * 2\n    return a") == symbols("def f(a):\n    return a")
+    assert symbols("while True:\n    y = f(x)  # note\n    pass") == symbols("while True:\n    z = f(w)")
+    # A variable first set to a module's constant, then changed, is a variable: its statements stay.
+    assert symbols("r = np.pi\nr = r * 2\nprint(r)")[:3] == ["V", "=", "numpy"]
+
+
 def test_builtin_names_used_as_variables_are_variables_and_builtins_called_stay():
     assert symbols("input = np.sum(x)\nid = input * 2") == symbols("total = np.sum(x)\ndoubled = total * 2")
     assert symbols("def f(iter):\n    return iter + 1") == symbols("def f(a):\n    return a + 1")

@@ -99,8 +99,8 @@ def _is_noise(stmt: ast.stmt, aliases: Mapping[str, str]) -> bool:
     if isinstance(stmt, (ast.Import, ast.ImportFrom, ast.Pass)):
         return True
     if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name) \
-            and module_path(stmt.value, aliases):
-        return True
+            and stmt.targets[0].id in aliases and module_path(stmt.value, aliases):
+        return True  # (``xp = np``: the name is an alias; ``r = np.pi`` and later ``r = 2 * r`` is a variable)
     if isinstance(stmt, ast.Expr):
         value = stmt.value
         if isinstance(value, (ast.Constant, ast.Name, ast.Attribute, ast.JoinedStr)):
@@ -118,9 +118,9 @@ def simplify(body: list[ast.stmt], aliases: Mapping[str, str]) -> list[ast.stmt]
         if isinstance(stmt, (ast.If, ast.While)) and _constant(stmt.test) is not _constant:
             if isinstance(stmt, ast.If):
                 out += simplify(stmt.body if _constant(stmt.test) else stmt.orelse, aliases)
-            elif _constant(stmt.test):
-                out.append(stmt)
-            continue
+                continue
+            if not _constant(stmt.test):
+                continue  # (``while False:`` never runs; ``while True:`` is a loop like another)
         if isinstance(stmt, ast.AnnAssign):
             if stmt.value is None:
                 continue
