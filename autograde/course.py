@@ -13,6 +13,7 @@ from nbgrader.apps import NbGraderAPI
 from nbgrader.coursedir import CourseDirectory
 from traitlets.config import Config, Configurable, PyFileConfigLoader
 
+from .cells import CellKind, cell_kind
 from .reference import solution_code
 from .sources import defined_names, free_names
 
@@ -76,23 +77,13 @@ CHECKED_OUTSIDE = frozenset({"01-weighted-sum", "02-additive-attention", "03-sel
                              "05-transformer", "06-beyond-text", "07-backward-pass", "08-cheaper-attention"})
 
 
-def _kind(cell) -> str:
-    """"test", "answer" or "given" for a code cell of a notebook with nbgrader's metadata ("" for markdown)."""
-    if cell.cell_type != "code":
-        return ""
-    nbgrader = cell.metadata.get("nbgrader", {})
-    if nbgrader.get("solution"):
-        return "answer"
-    return "test" if nbgrader.get("grade") else "given"
-
-
 @functools.cache
 def answer_names(assignment: str) -> dict[str, frozenset]:
     """Names each answer's reference solution defines, less those that given cells define, by grade id."""
     cells = source_notebook(assignment).cells
-    given = {n for c in cells if _kind(c) == "given" for n in defined_names(c.source)}
+    given = {n for c in cells if cell_kind(c) == CellKind.GIVEN for n in defined_names(c.source)}
     return {c.metadata["nbgrader"]["grade_id"]: frozenset(set(defined_names(solution_code(c.source))) - given)
-            for c in cells if _kind(c) == "answer"}
+            for c in cells if cell_kind(c) == CellKind.ANSWER}
 
 
 @functools.cache
@@ -105,7 +96,7 @@ def checker_plan(assignment: str) -> tuple[dict[str, tuple[str, str]], frozenset
     names = set().union(*answer_names(assignment).values())
     plan = {}
     for cell in cells:
-        kind, grade_id = _kind(cell), cell.metadata.get("nbgrader", {}).get("grade_id")
+        kind, grade_id = cell_kind(cell), cell.metadata.get("nbgrader", {}).get("grade_id")
         if kind in ("given", "test") and grade_id:
             if kind == "given" and free_names(cell.source) & names:
                 kind = "kernel"
@@ -138,7 +129,7 @@ def solution_cell_ids(assignment: str) -> list[str]:
 def graded_cell_ids(assignment: str) -> list[str]:
     """Grade ids of the autograded test cells, in notebook order."""
     return [c.metadata["nbgrader"]["grade_id"] for c in source_notebook(assignment).cells
-            if c.metadata.get("nbgrader", {}).get("grade") and c.cell_type == "code"]
+            if cell_kind(c) == CellKind.TEST]
 
 
 def cells_checking(grade_id: str, test_cells: list[str]) -> list[str]:

@@ -39,6 +39,7 @@ import zipfile
 from datetime import datetime
 from pathlib import Path
 
+from .cells import CellKind, cell_kind
 from .course import EXERCISES, REPO, SOLUTIONS, source_notebook
 from .intake.times import nbgrader_timestamp
 from .run.sandbox import check_sandbox
@@ -178,7 +179,7 @@ def _no_such_option(done: subprocess.CompletedProcess, options: list[str]) -> bo
 def hidden_cells(assignment: str) -> set[str]:
     """Grade ids of the test cells of `assignment` that hold hidden tests."""
     return {c.metadata["nbgrader"]["grade_id"] for c in source_notebook(assignment).cells
-            if c.metadata.get("nbgrader", {}).get("grade") and HIDDEN_MARK in c.source}
+            if cell_kind(c) == CellKind.TEST and HIDDEN_MARK in c.source}
 
 
 def _rows(out: Path, assignment: str):

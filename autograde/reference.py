@@ -12,6 +12,8 @@ from pathlib import Path
 
 import jupytext
 
+from .cells import CellKind, cell_kind
+
 SOLUTIONS = Path(__file__).resolve().parent.parent / "solutions"
 _MARKER = re.compile(r"^[ \t]*### (BEGIN|END) SOLUTION[ \t]*\n?", re.MULTILINE)
 
@@ -30,7 +32,7 @@ def load_reference(assignment: str, skip: tuple[str, ...] = ()) -> dict:
     namespace: dict = {"__name__": f"reference_{assignment.replace('-', '_')}"}
     for cell in nb.cells:
         meta = cell.metadata.get("nbgrader", {})
-        if cell.cell_type == "code" and not meta.get("grade") and meta.get("grade_id") not in skip:
+        if cell_kind(cell) in (CellKind.ANSWER, CellKind.GIVEN) and meta.get("grade_id") not in skip:
             exec(compile(solution_code(cell.source), f"{assignment}:{meta.get('grade_id', '?')}", "exec"), namespace)
     return namespace
 

@@ -24,6 +24,7 @@ from pathlib import Path
 
 import nbformat
 
+from ..cells import cell_kind
 from ..sources import defined_names
 
 log = logging.getLogger(__name__)
@@ -143,7 +144,7 @@ def rebuild(submitted: nbformat.NotebookNode, released: nbformat.NotebookNode,
             if grade_id in seen:
                 notes.append(f"Your notebook has a copy of the given or test cell {grade_id!r}: the copy was left out.")
             elif _lines(cell.source) != _lines(released_by_id[grade_id].source):
-                kind = "test" if _nbgrader(released_by_id[grade_id]).get("grade") else "given"
+                kind = cell_kind(released_by_id[grade_id])
                 notes.append(f"The {kind} cell {grade_id!r} had been edited: the original was run instead "
                              "(edits to given and test cells do not count).")
             seen.add(grade_id)

@@ -17,6 +17,8 @@ from dataclasses import dataclass, field
 
 import nbformat
 
+from ..cells import CellKind, cell_kind
+
 _HEADING = re.compile(r"^##\s+(?P<number>\d+(?:\s*[–-]\s*\d+)?)\.\s+(?P<title>.+?)\s*(?:\((?P<points>[\d.]+) points?\))?\s*$",
                       re.MULTILINE)
 _BOLD = re.compile(r"^\*\*(?P<number>\d+)\.\s+(?P<title>[^*]+?)\s*(?:\((?P<points>[\d.]+) points?\))?\.?\*\*", re.MULTILINE)
@@ -86,7 +88,7 @@ def outline(notebook: nbformat.NotebookNode) -> list[Exercise]:
                 current = Exercise(re.sub(r"\s+", "", match.group("number")), match.group("title").strip(),
                                    float(points) if points else None)
                 exercises.append(current)
-        elif meta.get("grade") and cell.cell_type == "code":
+        elif cell_kind(cell) == CellKind.TEST:
             if current is None:
                 current = Exercise("", "Setup", None)
                 exercises.append(current)

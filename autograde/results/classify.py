@@ -22,6 +22,7 @@ from enum import StrEnum
 
 import nbformat
 
+from ..cells import CellKind, cell_kind
 from ..course import source_notebook
 from ..intake.normalise import first_line
 from ..run.execute import Event, Failure, events
@@ -96,7 +97,7 @@ def graded_cells(assignment: str) -> tuple[tuple[str, float], ...]:
     """(grade_id, points) of every autograded test cell of `assignment`, in notebook order."""
     return tuple((c.metadata["nbgrader"]["grade_id"], float(c.metadata["nbgrader"].get("points", 0)))
                  for c in source_notebook(assignment).cells
-                 if c.cell_type == "code" and c.metadata.get("nbgrader", {}).get("grade"))
+                 if cell_kind(c) == CellKind.TEST)
 
 
 def same_for_all(student: str, assignment: str, status: Status, message: str) -> list[CellResult]:
@@ -267,7 +268,6 @@ def execution_notes(executed: nbformat.NotebookNode) -> list[str]:
             notes.append(f"The kernel died in cell {_cell_name(executed, index)} ("
                          + (f"its log shows {cause}" if cause else "a crash, os._exit or running out of memory")
                          + "): that cell was skipped and the rest of your notebook graded without it.")
-        meta = cell.metadata.get("nbgrader", {})
         limit = happened.get(Event.TIMED_OUT, {}).get("notebook_timeout")
         if limit is not None:
             if not out_of_time:  # once, at the first cell it stopped
@@ -275,11 +275,11 @@ def execution_notes(executed: nbformat.NotebookNode) -> list[str]:
                              f"{_cell_name(executed, index)} and the cells after it were not run and scored nothing.")
             out_of_time = True
         elif (Event.TIMED_OUT in happened and happened[Event.TIMED_OUT].get("stuck")
-              and not (meta.get("grade") and not meta.get("solution"))):
+              and cell_kind(cell) != CellKind.TEST):
             notes.append(f"Cell {_cell_name(executed, index)} ran past its time limit and did not stop when "
                          "interrupted: its kernel was stopped, and the rest of your notebook was graded without that "
                          "cell (what it would have defined is missing).")
-        elif Event.TIMED_OUT in happened and not (meta.get("grade") and not meta.get("solution")):
+        elif Event.TIMED_OUT in happened and cell_kind(cell) != CellKind.TEST:
             # (a test cell's timeout is its status, not a note)
             notes.append(f"Cell {_cell_name(executed, index)} was stopped at the time limit before it finished: "
                          "what it had defined by then was kept, and the tests ran on that.")

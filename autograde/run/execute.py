@@ -34,6 +34,7 @@ from nbformat import NotebookNode
 from nbgrader.preprocessors import Execute, NbGraderPreprocessor
 from traitlets import Bool, Integer
 
+from ..cells import CellKind, cell_kind
 from ..course import CHECKED_OUTSIDE, checker_plan, configured, nbgrader_config
 from . import sandbox
 from .checker import CheckerFailed, checker_process
@@ -142,8 +143,7 @@ def error_output(name: str, message: str) -> NotebookNode:
 
 def _is_test(cell) -> bool:
     """Whether `cell` is an autograded test cell (graded, and not an answer)."""
-    nbgrader = cell.get("metadata", {}).get("nbgrader", {})
-    return bool(nbgrader.get("grade") and not nbgrader.get("solution"))
+    return cell_kind(cell) == CellKind.TEST
 
 
 def no_verdict(cell) -> None:
@@ -172,7 +172,7 @@ class StderrIsNotFailure(NbGraderPreprocessor):
     """
 
     def preprocess_cell(self, cell, resources, index):
-        if cell.cell_type == "code" and cell.metadata.get("nbgrader", {}).get("grade"):
+        if cell_kind(cell) == CellKind.TEST:
             for output in cell.get("outputs", []):
                 if output.get("output_type") == "stream" and output.get("name") == "stderr":
                     output["name"] = "stdout"
