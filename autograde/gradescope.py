@@ -39,7 +39,7 @@ import zipfile
 from datetime import datetime
 from pathlib import Path
 
-from .cells import CellKind, cell_kind
+from .cells import holds_hidden_tests
 from .course import EXERCISES, REPO, SOLUTIONS, source_notebook
 from .intake.times import nbgrader_timestamp
 from .run.sandbox import check_sandbox
@@ -50,7 +50,6 @@ VENV = "/opt/autograde/venv"  # where setup.sh installs the pinned packages (out
 #                               sandbox reads the packages, never the grader's source with the hidden tests)
 CONFIG_FILE = "gradescope.json"  # in the zip: the assignment, and the late-penalty policy to pass on
 STUDENT = "student"  # the submission's student id in the grade command's layout (results.json names no one)
-HIDDEN_MARK = "### BEGIN HIDDEN TESTS"
 # What Gradescope may show, and when (its autograder specification).
 VISIBLE, AFTER_PUBLISHED, HIDDEN = "visible", "after_published", "hidden"
 
@@ -179,7 +178,7 @@ def _no_such_option(done: subprocess.CompletedProcess, options: list[str]) -> bo
 def hidden_cells(assignment: str) -> set[str]:
     """Grade ids of the test cells of `assignment` that hold hidden tests."""
     return {c.metadata["nbgrader"]["grade_id"] for c in source_notebook(assignment).cells
-            if cell_kind(c) == CellKind.TEST and HIDDEN_MARK in c.source}
+            if holds_hidden_tests(c)}
 
 
 def _rows(out: Path, assignment: str):

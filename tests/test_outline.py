@@ -60,6 +60,18 @@ def test_a_description_is_the_first_comment_line_without_its_kind(source, expect
     assert describe(source) == expected
 
 
+def test_a_cell_is_hidden_by_its_hidden_lines_whatever_its_heading_says():
+    # One definition (autograde/cells.py): the feedback page and Gradescope both call a cell hidden when it holds
+    # hidden tests; the heading "Visible and hidden tests:" made the page say "visible test" where Gradescope hid it.
+    mixed = "# Visible and hidden tests: the chosen value.\nassert 1\n### BEGIN HIDDEN TESTS\nassert 2\n### END HIDDEN TESTS"
+    nb = _notebook(("md", "## 1. Softmax (2 points)", {}), _test("test_a", 1, mixed),
+                   _test("test_b", 1, "# Visible test: the shape.\nassert 1"))
+    hidden_only = "# Hidden tests: the value.\n### BEGIN HIDDEN TESTS\nassert 2\n### END HIDDEN TESTS"
+    nb.cells.append(_notebook(_test("test_c", 1, hidden_only)).cells[0])
+    assert [(t.grade_id, t.hidden, t.visibility) for t in outline(nb)[0].tests] == [
+        ("test_a", True, "visible and hidden"), ("test_b", False, "visible"), ("test_c", True, "hidden")]
+
+
 @pytest.mark.parametrize("assignment", assignment_ids())
 def test_every_test_cell_of_the_course_is_described_under_an_exercise_whose_points_add_up(assignment):
     notebook = source_notebook(assignment)

@@ -53,9 +53,9 @@ def outline_of(assignment):
     """A made-up course: 01-a has one exercise of two tests, 02-b one of one test."""
     return {
         "01-a": ("Exercise 1: things", [Exercise("1", "Softmax", 3.0, [
-            Check("test_softmax", 1.0, "Shape and one worked example.", False),
-            Check("test_softmax_stability", 2.0, "Large inputs neither overflow nor underflow.", True)])]),
-        "02-b": ("Exercise 2: masks", [Exercise("1", "Masks", 1.0, [Check("test_mask", 1.0, "Masks hide keys.", True)])]),
+            Check("test_softmax", 1.0, "Shape and one worked example.", "visible"),
+            Check("test_softmax_stability", 2.0, "Large inputs neither overflow nor underflow.", "hidden")])]),
+        "02-b": ("Exercise 2: masks", [Exercise("1", "Masks", 1.0, [Check("test_mask", 1.0, "Masks hide keys.", "hidden")])]),
     }[assignment]
 
 
@@ -80,7 +80,7 @@ def test_feedback_groups_each_assignment_by_exercise_with_what_each_test_checks(
 
 def test_revisit_first_lists_the_exercises_that_lost_most_and_unknown_tests_are_kept():
     def outline(assignment):
-        return "A", [Exercise(str(n), f"E{n}", float(n), [Check(f"test_{n}", float(n), f"Check number {n}.", False)])
+        return "A", [Exercise(str(n), f"E{n}", float(n), [Check(f"test_{n}", float(n), f"Check number {n}.", "visible")])
                      for n in (1, 2, 3, 4)]
     own = [CellResult("ann", "a", f"test_{n}", 0.0 if n > 1 else 1.0, float(n), Status.FAILED if n > 1 else Status.PASSED, "")
            for n in (1, 2, 3, 4)] + [CellResult("ann", "a", "test_extra", 0.0, 1.0, Status.ERROR, "ValueError: x")]

@@ -110,6 +110,7 @@ def _exercise(number: str, title: str, rows: list[CellResult], tests: dict) -> d
             "grade_id": r.grade_id,
             "description": description, "description_html": maths(description),
             "hidden": bool(test and test.hidden),
+            "visibility": test.visibility if test else "visible",
             "score": r.score, "max_score": r.max_score, "passed": r.score >= r.max_score,
             "why": round_floats(_why(r, message)),
             "message": round_floats(message) if r.status not in (Status.MISSING, Status.PASSED) else "",
@@ -133,7 +134,7 @@ def assignment_context(student: str, assignment: str, rows: list[CellResult], no
 
     ``{"id", "title", "title_html", "score", "max_score", "missing", "not_graded" (why, when no check could run),
     "notes", "exercises": [{"heading", "heading_html", "anchor", "score", "max_score", "lost", "tests": [{"grade_id",
-    "description", "description_html", "hidden", "score", "max_score", "passed", "why", "message", "where"}]}],
+    "description", "description_html", "hidden", "visibility", "score", "max_score", "passed", "why", "message", "where"}]}],
     "revisit": [the exercises that lost points, most lost first, at most 3]}``. The ``*_html`` values are the
     text with its maths typeset (:func:`maths`); messages, reasons and notes have their long floats rounded.
     Test cells the outline does not know (an assignment outside the course) are grouped under "Other tests".

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 
 import nbformat
 
-from ..cells import CellKind, cell_kind
+from ..cells import CellKind, cell_kind, visibility
 
 _HEADING = re.compile(r"^##\s+(?P<number>\d+(?:\s*[–-]\s*\d+)?)\.\s+(?P<title>.+?)\s*(?:\((?P<points>[\d.]+) points?\))?\s*$",
                       re.MULTILINE)
@@ -32,7 +32,12 @@ class Check:
     grade_id: str
     points: float
     description: str
-    hidden: bool
+    visibility: str = "visible"  # autograde.cells.visibility: "visible", "hidden" or "visible and hidden"
+
+    @property
+    def hidden(self) -> bool:
+        """Whether the cell holds hidden tests (its output is withheld where results are published later)."""
+        return self.visibility != "visible"
 
 
 @dataclass
@@ -92,6 +97,7 @@ def outline(notebook: nbformat.NotebookNode) -> list[Exercise]:
             if current is None:
                 current = Exercise("", "Setup", None)
                 exercises.append(current)
-            description, hidden = describe(cell.source)
-            current.tests.append(Check(meta["grade_id"], float(meta.get("points", 0)), description, hidden))
+            description, _ = describe(cell.source)
+            current.tests.append(Check(meta["grade_id"], float(meta.get("points", 0)), description,
+                                       visibility(cell)))
     return [e for e in exercises if e.tests]
