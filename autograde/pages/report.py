@@ -13,6 +13,7 @@ from pathlib import Path
 
 from ..results.classify import CellResult, Status
 from ..results.late import Lateness
+from ..results.totals import submissions
 from .render import render
 
 
@@ -68,18 +69,13 @@ def report_context(rows: list[CellResult], seconds: float, graded: int, notes: d
     by_assignment: dict[str, list[CellResult]] = defaultdict(list)
     for r in rows:
         by_assignment[r.assignment].append(r)
-    pairs = {(r.student_id, r.assignment) for r in rows}
-    # A notebook is missing when every row of it is (a single row can be missing from a notebook handed in).
-    missing = pairs - {(r.student_id, r.assignment) for r in rows if r.status != Status.MISSING}
+    found = submissions(rows)
     assignments = []
     for assignment, cells in sorted(by_assignment.items()):
-        totals: dict[str, list[float]] = defaultdict(lambda: [0.0, 0.0])
-        for r in cells:
-            totals[r.student_id][0] += r.score
-            totals[r.student_id][1] += r.max_score
-        max_score = max(t[1] for t in totals.values())
-        absent = sorted(s for s, a in missing if a == assignment)
-        handed_in = [t[0] for student, t in totals.items() if student not in absent]
+        own = [s for s in found.values() if s.assignment == assignment]
+        max_score = max(s.max_score for s in own)
+        absent = sorted(s.student for s in own if not s.handed_in)
+        handed_in = [s.raw for s in own if s.handed_in]
         order = list(dict.fromkeys(r.grade_id for r in cells))
         passed = Counter(r.grade_id for r in cells if r.status == Status.PASSED)
         counted = Counter(r.grade_id for r in cells if r.status != Status.MISSING)
@@ -94,8 +90,9 @@ def report_context(rows: list[CellResult], seconds: float, graded: int, notes: d
     statuses = Counter(r.status for r in rows)
     return {
         "students": len({r.student_id for r in rows}), "assignments": assignments,
-        "notebooks_handed_in": len(pairs) - len(missing), "notebooks_missing": len(missing),
-        "graded": graded, "seconds": seconds, "reused": graded < len(pairs) - len(missing),
+        "notebooks_handed_in": sum(s.handed_in for s in found.values()),
+        "notebooks_missing": sum(not s.handed_in for s in found.values()),
+        "graded": graded, "seconds": seconds, "reused": graded < sum(s.handed_in for s in found.values()),
         "statuses": [{"status": str(s), "meaning": s.meaning, "count": n} for s, n in sorted(statuses.items())],
         "notes": [{"student": s, "assignment": a, "note": n}
                   for (s, a), lines in sorted((notes or {}).items()) for n in lines],

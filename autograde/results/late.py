@@ -30,7 +30,8 @@ from traitlets import Enum, Float, Unicode
 from ..course import assignment_ids
 from ..intake import times as evidence
 from ..intake.times import SubmissionTime
-from .classify import CellResult, Status
+from .classify import CellResult
+from .totals import submissions
 
 log = logging.getLogger(__name__)
 
@@ -289,19 +290,14 @@ def assess(rows: list[CellResult], times: dict[tuple[str, str], SubmissionTime],
            extensions: dict[str, list[Extension]] | None = None, lms_ids: dict[str, str] | None = None,
            worksheet: Path | None = None) -> dict[tuple[str, str], Lateness]:
     """The lateness and penalty of every (student, assignment) of `rows`, from the `times` the export gave (a Moodle
-    grading `worksheet`'s ``Last modified (submission)`` over a zip date)."""
+    grading `worksheet`'s ``Last modified (submission)`` where the export says no time)."""
     lms_ids, extensions = lms_ids or {}, extensions or {}
     due = policy.due_date()
     zone = due.tzinfo if due is not None else None
     worksheet_times = evidence.moodle_worksheet_times(worksheet) if worksheet is not None else {}
-    totals: dict[tuple[str, str], list] = {}
-    for r in rows:
-        total = totals.setdefault((r.student_id, r.assignment), [0.0, 0.0, False])
-        total[0] += r.score
-        total[1] += r.max_score
-        total[2] |= r.status is not Status.MISSING
     found = {}
-    for (student, assignment), (raw, max_score, handed_in) in totals.items():
+    for (student, assignment), total in submissions(rows).items():
+        raw, max_score, handed_in = total.raw, total.max_score, total.handed_in
         late = Lateness(student, assignment, raw, max_score, rule=policy.describe() if due else "")
         found[(student, assignment)] = late
         if not handed_in:

@@ -12,6 +12,7 @@ from pathlib import Path
 from ..intake.lms import spreadsheet_cell
 from .classify import CellResult
 from .late import LATE_COLUMNS, Lateness
+from .totals import submissions
 
 SCORE_COLUMNS = ["student_id", "lms_user_id", "assignment", "grade_id", "score", "max_score", "status", "message"]
 # score is the final score (after any late penalty, :mod:`autograde.results.late`); raw_score the one before it.
@@ -37,15 +38,11 @@ def write_csvs(rows: list[CellResult], out: Path, lms_ids: dict[str, str] | None
         writer.writerows({k: spreadsheet_cell(v) for k, v in {
             **{k: v for k, v in asdict(r).items() if k in SCORE_COLUMNS}, "status": str(r.status),
             "lms_user_id": lms_ids.get(r.student_id, "")}.items()} for r in rows)
-    totals: dict[tuple[str, str], list[float]] = {}
-    for r in rows:
-        total = totals.setdefault((r.student_id, r.assignment), [0.0, 0.0])
-        total[0] += r.score
-        total[1] += r.max_score
     with open(out / "grades.csv", "w", newline="") as f:
         writer = csv.writer(f)
         writer.writerow(GRADE_COLUMNS)
-        for (student, assignment), (score, max_score) in totals.items():
+        for (student, assignment), total in submissions(rows).items():
+            score, max_score = total.raw, total.max_score
             late = lateness.get((student, assignment)) or Lateness(student, assignment, score, max_score)
             writer.writerow([spreadsheet_cell(student), spreadsheet_cell(lms_ids.get(student, "")), assignment,
                              round(score - late.penalty, 6), max_score,
