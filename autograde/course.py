@@ -2,6 +2,8 @@
 from __future__ import annotations
 
 import ast
+import contextlib
+import copy
 import functools
 import shutil
 from pathlib import Path
@@ -137,9 +139,33 @@ def cells_checking(grade_id: str, test_cells: list[str]) -> list[str]:
     return [c for c in test_cells if c == f"test_{grade_id}" or c.startswith(f"test_{grade_id}_")]
 
 
+# The settings file as a grading run read it at its start (:func:`read_once`), so that this process and its workers
+# grade under the settings of the cache key even if the file is edited during the run.
+_RUN_SETTINGS: list[Config] = []
+
+
 def load_config() -> Config:
-    """The settings in ``autograde/nbgrader_config.py``: the one place grading's defaults are chosen."""
+    """The settings in ``autograde/nbgrader_config.py``, the one place grading's defaults are chosen: as a running
+    grading run read them at its start (a copy), else as the file says now."""
+    if _RUN_SETTINGS:
+        return copy.deepcopy(_RUN_SETTINGS[-1])
     return PyFileConfigLoader(NBGRADER_CONFIG.name, path=str(NBGRADER_CONFIG.parent)).load_config()
+
+
+def hold_settings(settings: Config) -> None:
+    """Make :func:`load_config` give `settings` in this process from now on (a worker, given what its run read)."""
+    _RUN_SETTINGS[:] = [copy.deepcopy(settings)]
+
+
+@contextlib.contextmanager
+def read_once(settings: Config | None = None):
+    """Within the block, :func:`load_config` gives `settings` (default: the file as read now) in this process: a
+    grading run holds it from its start, and its workers hold what it read."""
+    _RUN_SETTINGS.append(copy.deepcopy(settings) if settings is not None else load_config())
+    try:
+        yield _RUN_SETTINGS[-1]
+    finally:
+        _RUN_SETTINGS.pop()
 
 
 def _subclass_sections(section: str, config: Config) -> list[str]:

@@ -15,6 +15,7 @@ an output folder that carries the marker, the files it names.
 """
 from __future__ import annotations
 
+import functools
 import json
 import logging
 import multiprocessing
@@ -35,7 +36,7 @@ from traitlets.utils.importstring import import_item
 from .batch import boot, worker
 from .batch.pool import run_all
 from .batch.worker import SandboxUnavailable
-from .course import REPO, assignment_ids, configured, nbgrader_config
+from .course import REPO, assignment_ids, configured, load_config, nbgrader_config, read_once
 from .intake.collect import OUTPUT_MARKER, Collect, Collected, Unmatched, collect, write_unmatched
 from .pages import pdf as pdf_pages
 from .pages.feedback import write_feedback
@@ -231,6 +232,17 @@ class GradeResult:
         return sum(r.status.is_problem for r in self.rows)
 
 
+def _settings_read_once(function):
+    """Run `function` with nbgrader_config.py read once, at its start, for this process and the workers it starts
+    (:func:`autograde.course.read_once`): an edit of the file during a run changes nothing in it."""
+    @functools.wraps(function)
+    def reading_once(*args, **kwargs):
+        with read_once():
+            return function(*args, **kwargs)
+    return reading_once
+
+
+@_settings_read_once
 def grade(submissions: Path, out: Path, assignments: list[str] | None = None, progress: bool = True,
           jobs: int | None = None, roster: Path | None = None, student_pattern: str | None = None,
           timeout: int | None = None, scheduler: str | None = None, memory_mib: int | None = None,
@@ -442,7 +454,8 @@ def _grade_on_executor(todo: dict[tuple[str, str], Path], done, lost, base: Path
             log.info("grading on the Dask cluster at %s (%d worker(s))", scheduler,
                      len(client.scheduler_info().get("workers", {})))
             # The notebook travels as bytes: the worker may be on another machine.
-            tasks = {key: (*key, path.read_bytes(), 1, timeout, kernel, overrides) for key, path in todo.items()}
+            tasks = {key: (*key, path.read_bytes(), 1, timeout, kernel, overrides, load_config())
+                     for key, path in todo.items()}
             run_all(worker.grade_remote, tasks, lambda: client.get_executor(pure=False), done, lost)
     elif jobs == 1:
         # One submission at a time, in this process (its one thread may use every core for NumPy and PyTorch).
@@ -453,7 +466,7 @@ def _grade_on_executor(todo: dict[tuple[str, str], Path], done, lost, base: Path
         log.debug("grading in %d worker processes", jobs)
         tasks = {key: (*key, path) for key, path in todo.items()}
         context = multiprocessing.get_context("spawn")  # no zmq or sqlite state inherited from here
-        initargs = (base, max(1, cores // jobs), timeout, kernel, overrides)
+        initargs = (base, max(1, cores // jobs), timeout, kernel, overrides, load_config())
         run_all(worker.grade_submission, tasks,
                 lambda: ProcessPoolExecutor(jobs, mp_context=context, initializer=boot.start_pool_worker,
                                             initargs=initargs),

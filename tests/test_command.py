@@ -8,6 +8,7 @@ import pytest
 
 import autograde.grade as grading
 from autograde.course import assignment_ids
+from autograde.run.execute import GuardedExecute
 from tests.support.scenarios import kept
 
 FIRST = assignment_ids()[0]
@@ -146,6 +147,36 @@ def test_a_setting_out_of_range_in_the_file_is_refused_before_grading(tmp_path, 
     (tmp_path / "class").mkdir()
     status, _, err = run_main("grade", str(tmp_path / "class"), "--out", str(tmp_path / "out"))
     assert status == 2 and name in err and "nbgrader_config.py" in err, err
+
+
+def test_an_edit_of_the_settings_file_during_a_run_changes_nothing_in_it(tmp_path, monkeypatch):
+    # The run reads nbgrader_config.py once, at its start: what it grades under is what its cache key holds.
+    from traitlets.config import Config
+
+    from autograde import course
+    from autograde.batch import worker
+
+    settings = tmp_path / "nbgrader_config.py"
+    settings.write_text(course.NBGRADER_CONFIG.read_text() + "\nc.GuardedExecute.timeout = 41\n")
+    monkeypatch.setattr(course, "NBGRADER_CONFIG", settings)
+    (tmp_path / "class" / "ann" / FIRST).mkdir(parents=True)
+    (tmp_path / "class" / "ann" / FIRST / f"{FIRST}.ipynb").write_text("not JSON")
+    seen = {}
+
+    def executor(todo, done, lost, base, jobs, *rest):
+        settings.write_text(settings.read_text() + "\nc.GuardedExecute.timeout = 7\n")  # (edited mid-run)
+        seen["timeout"] = grading.settings_in_force()["timeout"]
+        for key in todo:
+            lost(key)
+
+    monkeypatch.setattr(grading, "_grade_on_executor", executor)
+    grading.grade(tmp_path / "class", tmp_path / "out", [FIRST], progress=False, sandbox=False)
+    assert seen["timeout"] == 41, "the run read the settings file again after its start"
+    assert grading.settings_in_force()["timeout"] == 7, "after the run, the file is read as it is now"
+    # A worker process of the run is given what the run read, and reads that from then on.
+    monkeypatch.setattr(course, "_RUN_SETTINGS", [])
+    worker.start(tmp_path / "base", 1, None, settings=Config({"GuardedExecute": {"timeout": 41}}))
+    assert course.configured(course.nbgrader_config(tmp_path), GuardedExecute, "timeout") == 41
 
 
 def _grade_with_relative_paths(base) -> dict:

@@ -23,8 +23,9 @@ from pathlib import Path
 
 import nbformat
 from nbgrader.api import Gradebook, MissingEntry
+from traitlets.config import Config
 
-from ..course import EXERCISES, answer_names, configured, make_course, nbgrader_config
+from ..course import EXERCISES, answer_names, configured, hold_settings, make_course, nbgrader_config
 from ..intake.normalise import Unreadable, first_line, read_submission, rebuild
 from ..results.classify import (
     Graded,
@@ -53,7 +54,7 @@ class SandboxUnavailable(RuntimeError):
 
 
 def start(base: Path, threads: int, timeout: int | None, kernel: dict | None = None,
-          overrides: dict | None = None) -> None:
+          overrides: dict | None = None, settings: Config | None = None) -> None:
     """Give this process its own nbgrader course folder under `base` (once per worker).
 
     Kernels started from here use at most `threads` threads for NumPy and
@@ -61,9 +62,13 @@ def start(base: Path, threads: int, timeout: int | None, kernel: dict | None = N
     them; `timeout` and `kernel` (options of
     :class:`autograde.run.kernel_manager.SandboxKernelManager`) and `overrides`
     (any class's settings, by class name) are what the instructor typed over
-    nbgrader_config.py's settings.
+    nbgrader_config.py's settings. `settings`, the file as the run read it at its start, is what this process
+    reads of it from now on (a worker process of the run; the run's own process already holds it).
     """
     from sqlalchemy.exc import SAWarning
+
+    if settings is not None:
+        hold_settings(settings)
 
     warnings.simplefilter("ignore", SAWarning)  # nbgrader's gradebook code trips SQLAlchemy autoflush warnings
     kernel = {**(kernel or {}), "threads": threads}
@@ -193,7 +198,7 @@ _remote_lock = threading.Lock()
 
 
 def grade_remote(student: str, assignment: str, notebook: bytes, threads: int, timeout: int | None,
-                 kernel: dict | None = None, overrides: dict | None = None) -> Graded:
+                 kernel: dict | None = None, overrides: dict | None = None, settings: Config | None = None) -> Graded:
     """Grade one notebook given as bytes on a Dask worker, in a course private to the worker process.
 
     The worker may be on another machine, so the notebook travels as bytes and
@@ -202,14 +207,16 @@ def grade_remote(student: str, assignment: str, notebook: bytes, threads: int, t
     """
     with _remote_lock:
         # A worker outlives a run: a later run with other limits (or --no-sandbox) gets a course made with its own.
-        options = (threads, timeout, kernel, overrides)
+        options = (threads, timeout, kernel, overrides, settings)
         if _worker.get("remote_options") != options:
+            if settings is not None:  # (before anything reads the settings: the run's, not this machine's file)
+                hold_settings(settings)
             problem = check_sandbox() if grading_settings(timeout, kernel)["sandbox"] else None
             if problem is not None:  # on this worker's machine: stop the run rather than grade unsandboxed
                 raise SandboxUnavailable(f"on Dask worker {socket.gethostname()}: {problem}")
             scratch = scratch_base(timeout, kernel, overrides)  # (the instructor's folder, if this machine has it)
             start(Path(tempfile.mkdtemp(prefix="autograde-worker-", dir=scratch if os.path.isdir(scratch) else None)),
-                  threads, timeout, kernel, overrides)
+                  threads, timeout, kernel, overrides, settings)
             _worker["remote_options"] = options
         incoming = _worker["root"] / "incoming" / student / f"{assignment}.ipynb"
         incoming.parent.mkdir(parents=True, exist_ok=True)
