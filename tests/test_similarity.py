@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from autograde.pages import fingerprints, similarity
+from autograde.pages import fingerprints, pairs, similarity
 from autograde.pages.code_tokens import tokens
 from autograde.pages.fingerprints import make_answers
 from autograde.pages.similarity import compare
@@ -155,7 +155,7 @@ def test_pairs_are_the_same_whatever_the_block_of_students_scored_at_once(monkey
               student("s11", softmax=SOFTMAX_LOOP, cosine_scores=own_cosine(8))]
     whole = [(p.a, p.b, p.similarity) for p in compare("01", crowd, threshold=0.5, min_tokens=20)]
     assert {(a, b) for a, b, _ in whole} == {("s1", "s10"), ("s8", "s11")}, whole
-    monkeypatch.setattr(similarity, "BLOCK", 3)  # (s1 and s10, s8 and s11 fall into different blocks)
+    monkeypatch.setattr(pairs, "BLOCK", 3)  # (s1 and s10, s8 and s11 fall into different blocks)
     assert [(p.a, p.b, p.similarity) for p in compare("01", crowd, threshold=0.5, min_tokens=20)] == whole
 
 

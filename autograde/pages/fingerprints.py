@@ -14,10 +14,11 @@ from dataclasses import dataclass, field
 
 from .code_tokens import Context, tokens
 
-__all__ = ["K", "WINDOW", "Answers", "Cell", "fingerprints", "make_answers", "runs"]
+__all__ = ["BOOK", "K", "REFERENCE", "STUDENT", "WINDOW", "Answers", "Cell", "fingerprints", "make_answers", "runs"]
 
 K = 8  # tokens per fingerprinted run: shorter shared runs are noise (``return V @ V . T`` is 6)
 WINDOW = 4  # hashes per winnowing window: every shared run of K + WINDOW - 1 = 11 tokens is found
+STUDENT, REFERENCE, BOOK = "student", "reference", "book"  # the kinds of authors (the CSV's kind column)
 
 
 @dataclass(frozen=True)
@@ -35,7 +36,7 @@ class Answers:
     """One author's code for one assignment (a student's answer cells, the reference's, or the book's cells)."""
 
     author: str
-    kind: str  # "student", "reference" or "book"
+    kind: str  # STUDENT, REFERENCE or BOOK
     cells: list[Cell]
     # the hash of every run of K tokens -> where it starts: (index of the cell, index of the run's first token)
     grams: dict[int, list[tuple[int, int]]] = field(default_factory=dict)
