@@ -33,6 +33,7 @@ from pathlib import Path
 from traitlets import Enum
 from traitlets.config import Configurable
 
+from .intake import moodle
 from .intake.collect import match_assignment
 from .intake.lms import read_cell, safe_id, spreadsheet_cell
 
@@ -187,10 +188,11 @@ def kind_of(path: Path) -> str:
     header = [h.strip() for h in rows[0]] if rows else []
     if all(name in header for name in ("Student", "ID")):
         return "canvas"
-    if {"identifier", "grade"} <= {h.lower() for h in header}:
+    if moodle.is_worksheet(header):
         return "moodle"
     raise ValueError(f"{path} is neither a Canvas gradebook export (columns Student, ID, SIS User ID, ...) nor a "
-                     f"Moodle grading worksheet (columns Identifier, Full name, ..., Grade); its header is: "
+                     f"Moodle grading worksheet (columns Identifier, Full name, ..., Grade, in English, German, "
+                     f"French or Spanish); its header is: "
                      f"{', '.join(header[:8])}")
 
 
@@ -315,10 +317,10 @@ def _fill_moodle(rows, header, grades, missing, column) -> Filled:
     if len(grades) > 1:
         raise ValueError("a Moodle grading worksheet holds one assignment, but several were graded: "
                          "grade one with --assignment")
-    lower = [h.lower() for h in header]
-    at = header.index(column) if column in header else lower.index("grade")
-    most = lower.index("maximum grade") if "maximum grade" in lower else None
-    who, name, email = lower.index("identifier"), _find(lower, "full name"), _find(lower, "email address")
+    found = moodle.columns(header)  # (in the teacher's language: English, German, French or Spanish)
+    at = header.index(column) if column in header else found["grade"]
+    most = found.get("maximum grade")
+    who, name, email = found["identifier"], found.get("full name"), found.get("email address")
     (assignment, by_student), = grades.items()
     filled = Filled(Path(), "Moodle grading worksheet", {assignment: header[at]}, {assignment: None})
     index, matched = _index(by_student), set()

@@ -146,6 +146,19 @@ def test_a_moodle_worksheet_with_multi_line_comments_and_lf_endings_comes_back_a
     assert filled.changed == {"Grade": 1}
 
 
+@pytest.mark.parametrize("header", [
+    "ID,Vollständiger Name,E-Mail-Adresse,Status,Bewertung,Bestwertung,Feedback als Kommentar",  # German Moodle
+    "Identifiant,Nom complet,Adresse de courriel,Statut,Note,Note maximale,Commentaires",  # French
+    "Identificador,Nombre completo,Dirección Email,Estatus,Calificación,Calificación máxima,Comentarios"])  # Spanish
+def test_a_moodle_worksheet_in_german_french_or_spanish_is_filled(tmp_path, header):
+    # Moodle names the worksheet's columns in the teacher's language: read only in English, these were refused.
+    text = (f"{header}\n" + MOODLE.split("\n", 1)[1]).replace("Participant", "Teilnehmer/in")
+    rows = [("Alice-Smith", "123456", FIRST, 3, 4, "passed")]
+    filled, written = fill(tmp_path, text.format(A=""), rows)
+    assert written == text.format(A="75").encode(), written
+    assert list(filled.changed.values()) == [1]
+
+
 def test_two_students_with_one_lms_user_id_fill_no_cell_and_are_both_reported(tmp_path):
     # (Red team, issue 19: first-wins gave Bob's row the grade of a student id read from alice's file name.)
     rows = [("Alice-Smith-111-x", "12346", FIRST, 0, 5, "failed"), ("jonesbob", "12346", FIRST, 5, 5, "passed"),

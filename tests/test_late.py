@@ -434,6 +434,21 @@ Participant 123459,Dan Fox,dan@example.edu,No submission,,100.00,Yes,-,-,
 """
 
 
+@pytest.mark.parametrize("header, ann, bob", [
+    ("ID,Vollständiger Name,Status,Bewertung,Zuletzt geändert (Abgabe)", "Sonntag, 1. März 2026, 22:10",
+     "Dienstag, 3. März 2026, 09:05"),
+    ("Identifiant,Nom complet,Statut,Note,Dernière modification (travail remis)", "dimanche 1 mars 2026, 22:10",
+     "mardi 3 mars 2026, 09:05"),
+    ("Identificador,Nombre completo,Estatus,Calificación,Última modificación (entrega)",
+     "domingo, 1 de marzo de 2026, 22:10", "martes, 3 de marzo de 2026, 09:05")])
+def test_a_moodle_worksheet_in_german_french_or_spanish_gives_the_submission_times(tmp_path, header, ann, bob):
+    path = tmp_path / "worksheet.csv"
+    path.write_text(f'{header}\nTeilnehmer/in 123456,Ann Lee,x,,"{ann}"\nTeilnehmer/in 123457,Bob Kim,x,,"{bob}"\n'
+                    'Teilnehmer/in 123458,Cat Roy,x,,-\n')
+    assert times.moodle_worksheet_times(path) == {"123456": datetime(2026, 3, 1, 22, 10),
+                                                  "123457": datetime(2026, 3, 3, 9, 5), "123458": None}
+
+
 def test_the_penalty_shows_in_grades_csv_the_gradebook_import_the_feedback_and_the_report(tmp_path, monkeypatch):
     monkeypatch.setattr("autograde.pages.report._figure", lambda *args: "")  # (no plot here: its text is tested)
     worksheet = tmp_path / "worksheet.csv"

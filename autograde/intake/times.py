@@ -29,6 +29,8 @@ from datetime import UTC, datetime, timedelta, timezone
 from pathlib import Path, PurePosixPath
 from zoneinfo import ZoneInfo
 
+from . import moodle
+
 NBGRADER_TIMESTAMP = "timestamp.txt"
 STAMP_SLACK = timedelta(minutes=2)  # nbgrader writes the stamp as it copies: seconds apart, never minutes
 NBGRADER = "nbgrader timestamp.txt"
@@ -137,16 +139,9 @@ def blackboard_name(stamp: str, zone: ZoneInfo | None = None) -> datetime | None
 
 
 def moodle_date(text: str) -> datetime | None:
-    """A date of Moodle's grading worksheet (``Sunday, 1 March 2026, 10:10 PM``; naive), None for ``-`` or other text."""
-    import dateutil.parser
-
-    text = text.strip()
-    if not text or text == "-":
-        return None
-    try:
-        return dateutil.parser.parse(text)
-    except (ValueError, OverflowError):
-        return None
+    """A date of Moodle's grading worksheet (``Sunday, 1 March 2026, 10:10 PM``, or as German, French or Spanish
+    Moodle writes it; naive), None for ``-`` or other text (:func:`autograde.intake.moodle.date`)."""
+    return moodle.date(text)
 
 
 def moodle_worksheet_times(path: Path) -> dict[str, datetime | None]:
@@ -156,10 +151,10 @@ def moodle_worksheet_times(path: Path) -> dict[str, datetime | None]:
         rows = list(csv.reader(f))
     if not rows:
         return {}
-    header = [h.strip().lower() for h in rows[0]]
-    if "identifier" not in header or MOODLE_COLUMN.lower() not in header:
+    found_columns = moodle.columns(rows[0])
+    if "identifier" not in found_columns or MOODLE_COLUMN.lower() not in found_columns:
         return {}
-    who, when = header.index("identifier"), header.index(MOODLE_COLUMN.lower())
+    who, when = found_columns["identifier"], found_columns[MOODLE_COLUMN.lower()]
     found = {}
     for row in rows[1:]:
         number = re.search(r"(\d+)\s*$", row[who]) if len(row) > who else None
