@@ -21,7 +21,7 @@ from tests.support.synthetic import (
     mutant_student,
 )
 
-CH1, CH5 = "01-weighted-sum", "05-transformer"
+CH1, CH5, CH8 = "01-weighted-sum", "05-transformer", "08-cheaper-attention"
 
 # (assignment, grade_id, mutant) -> the test cells where it must lose points, exactly.
 LOSES_EXACTLY = {
@@ -41,6 +41,14 @@ LOSES_EXACTLY = {
     (CH5, "crossover_length", "strictly_more"): {"test_crossover_length_value"},
     # Undone, softmax costs its own four cells; the temperature and bandwidth measurements run again without it.
     (CH1, "softmax", "not_done"): {"test_softmax", "test_softmax_stability", "test_softmax_masking", "test_softmax_axes"},
+    # Chapter 8: a naive form passed as absorbed computes the right outputs and loses the stated bound only; a cache
+    # that repeats the kv heads gives right outputs and loses the visible shape check and the cache's own cell; a
+    # mask aligned top-left is right without a cache and loses only the decoding cell.
+    (CH8, "LatentAttention", "naive_when_absorbed"): {"test_LatentAttention_memory"},
+    (CH8, "GroupedQueryAttention", "cache_repeats_heads"): {"test_GroupedQueryAttention",
+                                                            "test_GroupedQueryAttention_cache_shape"},
+    (CH8, "GroupedQueryAttention", "top_left_causal"): {"test_GroupedQueryAttention_cache"},
+    (CH8, "linear_attention", "state_ignored"): {"test_linear_attention_state"},
 }
 # Where a message must name the likely mistake: (assignment, grade_id, mutant, cell) -> (must say, must not say).
 MESSAGES = {
@@ -52,6 +60,9 @@ MESSAGES = {
     (CH5, "apply_rope", "default_positions_first_axis", "test_apply_rope_complex"): ("second-last axis", None),
     (CH5, "crossover_length", "strictly_more", "test_crossover_length_value"): ("at least as many", None),
     (CH5, "crossover_length", "one_product", "test_crossover_length_counts"): ("ONE of the two products", None),
+    (CH8, "GroupedQueryAttention", "kv_head_modulo", "test_GroupedQueryAttention"): ("= 1 % 2?", None),
+    (CH8, "LatentAttention", "naive_when_absorbed", "test_LatentAttention_memory"): ("T * d_head = 12,800", None),
+    (CH8, "linear_attention", "phi_relu", "test_linear_attention"): ("NaN", None),
 }
 CASES = set(LOSES_EXACTLY) | {k[:3] for k in MESSAGES}
 MUTANTS_HERE = [(a, g, p) for a, g, p in mutants() if (a, g, p.stem) in CASES]

@@ -66,7 +66,7 @@
 # causal: token `i` sees tokens `j ≤ i`.
 #
 # The book refers to exercise N of this notebook as exercise 8.N. The whole
-# notebook runs in a few seconds on one CPU core.
+# notebook runs in about ten seconds on one CPU core.
 
 # %% nbgrader={"grade": false, "grade_id": "setup", "locked": true, "schema_version": 3, "solution": false}
 import math
@@ -285,6 +285,11 @@ def _randomise(module, seed, scale=0.4):
     return {name: p.detach().clone() for name, p in module.named_parameters()}
 
 
+def _inputs(seed, *shape, dtype=torch.float64):
+    """The tests' own random inputs of `shape`: drawn from a generator of their own, whatever the student's code drew."""
+    return torch.randn(shape, dtype=torch.float64, generator=torch.Generator().manual_seed(seed)).to(dtype)
+
+
 def _expect_answer(got, dtype, expected, what, why):
     """The answer `got` keeps `dtype` and equals `expected` (at its dtype's tolerance)."""
     assert got.dtype == dtype, f"{what} returns {got.dtype}: keep the dtype you are given"
@@ -304,7 +309,7 @@ def _check_gqa_torch():
             if bias:
                 theirs.in_proj_bias.copy_(torch.cat([p["q.bias"], p["k.bias"], p["v.bias"]]))
                 theirs.out_proj.bias.copy_(p["out.bias"])
-        x = torch.randn(B, t, d_model, dtype=dtype)
+        x = _inputs(B * t, B, t, d_model, dtype=dtype)
         with torch.no_grad():
             y, _ = mine(x)
             expected, _ = theirs(x, x, x, attn_mask=~_causal(t, t), need_weights=False)
@@ -346,7 +351,7 @@ def _check_gqa_groups():
         torch.manual_seed(heads + kv_heads)
         mine = GroupedQueryAttention(d_model, heads, kv_heads, bias=bias).to(dtype)
         p = _randomise(mine, 10 * heads + kv_heads)
-        x = torch.randn(B, t, d_model, dtype=dtype)
+        x = _inputs(B * t + heads, B, t, d_model, dtype=dtype)
         with torch.no_grad():
             y, _ = mine(x)
         what = (f"GroupedQueryAttention(d_model={d_model}, n_heads={heads}, n_kv_heads={kv_heads}, bias={bias}) on x "
@@ -379,7 +384,7 @@ def _check_gqa_cache():
         torch.manual_seed(kv_heads)
         mine = GroupedQueryAttention(d_model, heads, kv_heads, bias=True).to(dtype)
         _randomise(mine, heads)
-        x = torch.randn(5, sum(steps), d_model, dtype=dtype)
+        x = _inputs(kv_heads, 5, sum(steps), d_model, dtype=dtype)
         with torch.no_grad():
             whole, _ = mine(x)
         pieces, _ = _decode(mine, x, steps)
@@ -400,7 +405,7 @@ def _check_gqa_cache_shape():
         torch.manual_seed(3)
         mine = GroupedQueryAttention(24, 8, 2, bias=True).to(dtype)
         p = _randomise(mine, 5)
-        x = torch.randn(5, 7, 24, dtype=dtype)
+        x = _inputs(7, 5, 7, 24, dtype=dtype)
         _, cache = _decode(mine, x, [4, 1, 2])
         assert isinstance(cache, tuple) and len(cache) == 2, "the cache is the tuple (K, V)"
         for tensor, name in zip(cache, "kv"):
@@ -437,6 +442,9 @@ _check_gqa_cache_shape()
 #
 # These are the `nbytes` of the caches your modules of this notebook return
 # for one sequence (`B = 1`) in each layer, added over the layers.
+#
+# Graded: the worked example below (0.5 point); `"mha"`, `"gqa"` and `"mla"`
+# at other sizes (0.75); `"window"` and `"linear"` (0.75).
 
 # %% nbgrader={"grade": false, "grade_id": "kv_cache_bytes", "locked": false, "schema_version": 3, "solution": true}
 def kv_cache_bytes(kind, T, n_layers, d_model, n_heads, dtype_bytes, **kw):
@@ -671,7 +679,7 @@ def _check_mla(absorbed):
         torch.manual_seed(d_latent)
         mine = LatentAttention(d_model, heads, d_latent, bias=bias).to(dtype)
         p = _randomise(mine, d_model + d_latent, scale=0.6)
-        x = torch.randn(B, t, d_model, dtype=dtype)
+        x = _inputs(d_latent, B, t, d_model, dtype=dtype)
         with torch.no_grad():
             y, _ = mine(x, absorbed=absorbed)
         what = (f"LatentAttention(d_model={d_model}, n_heads={heads}, d_latent={d_latent}, bias={bias}) with "
@@ -699,7 +707,7 @@ def _check_mla_cache():
             torch.manual_seed(t)
             mine = LatentAttention(d_model, heads, d_latent, bias=bias).to(dtype)
             _randomise(mine, t, scale=0.6)
-            x = torch.randn(B, t, d_model, dtype=dtype)
+            x = _inputs(t + d_latent, B, t, d_model, dtype=dtype)
             with torch.no_grad():
                 whole, _ = mine(x, absorbed=absorbed)
             for steps in ([1] * t, [2, 1, t - 3]):
@@ -720,7 +728,7 @@ def _check_mla_cache_shape():
         torch.manual_seed(4)
         mine = LatentAttention(20, 4, 6, bias=True).to(dtype)
         p = _randomise(mine, 6)
-        x = torch.randn(2, 7, 20, dtype=dtype)
+        x = _inputs(11, 2, 7, 20, dtype=dtype)
         _, cache = _decode(mine, x, [3, 1, 3], absorbed=absorbed)
         what = f"the cache after 7 tokens of x (2, 7, 20) {dtype}, d_latent=6, absorbed={absorbed}"
         assert isinstance(cache, tuple) and len(cache) == 1, f"{what} must be the tuple (C,): the latents, nothing else"
@@ -1119,6 +1127,8 @@ def _check_linear_recurrent():
         assert out.dtype == dtype, f"{what} returns {out.dtype}: keep the dtype you are given"
         expect_close(out, expected, f"the output of {what}")
         assert isinstance(state, tuple) and len(state) == 2, f"{what} returns (out, (S, z))"
+        assert state[0].dtype == dtype and state[1].dtype == dtype, (
+            f"the state (S, z) after {what} is ({state[0].dtype}, {state[1].dtype}): keep the dtype you are given")
         expect_close(state[0], S, f"S (B, H, d, d_v) after {what}: the sum over every token of phi(k_j) v_jᵀ")
         expect_close(state[1], z, f"z (B, H, d) after {what}: the sum over every token of phi(k_j)")
 
