@@ -21,7 +21,7 @@
 # | # | you build | points |
 # |---|---|---|
 # | 1 | `softmax_backward(p, grad_p, axis=-1)`: the softmax's vector–Jacobian product, without the Jacobian | 3 |
-# | 2 | `attention_backward(Q, K, V, dO, mask=None)`: the gradients of attention, in NumPy | 4 |
+# | 2 | `attention_backward(Q, K, V, dO, mask=None)`: the gradients of attention, in NumPy; `output_row_sums(output, dO)`: a row sum you derive | 4 |
 # | 3 | `merge_states(a, b)`: two partial softmax states over disjoint keys merged into one | 4 |
 # | 4 | `FlashAttention` (a `torch.autograd.Function`) and `flash_attention(Q, K, V, causal=False, block_size=64)` | 7 |
 # | 5 | `saved_bytes_ratio`: what autograd saves for plain attention, measured against your function | 1 |
@@ -437,14 +437,16 @@ _check_softmax_backward_large()
 # rule gives $dV = P^\top dO$, $dP = dO\,V^\top$, $dS$ from $dP$ through the
 # softmax of each row (exercise 1), and $dQ = dS\,K/\sqrt d$,
 # $dK = dS^\top Q/\sqrt d$. The row sums $D_i = \sum_j P_{ij}\,dP_{ij}$ that
-# the softmax needs are also $D_i = \sum_c dO_{ic}\,O_{ic}$.
+# the softmax needs (exercise 1's $\sum_i g_i p_i$, one per query) can also be
+# had without $P$: you derive how at the end of this exercise.
 #
 # Write `attention_backward(Q, K, V, dO, mask=None)` for 2-D NumPy arrays,
 # returning `(dQ, dK, dV)` with the shapes of `Q`, `K`, `V`. `mask` is `None`
 # (every query may attend to every key) or a boolean `(m, n)` array, `True` =
 # may attend. A masked key gets weight 0; a query whose row of the mask is all
 # `False` has a zero output and contributes **zero** to every gradient (and
-# its own `dQ` row is zero). You may call your `softmax_backward`.
+# its own `dQ` row is zero). You may call your `softmax_backward` (and your
+# `output_row_sums`, below).
 
 # %% nbgrader={"grade": false, "grade_id": "attention_backward", "locked": false, "schema_version": 3, "solution": true}
 def attention_backward(Q, K, V, dO, mask=None):
@@ -488,7 +490,8 @@ def _check_attention_backward_example():
 
 _references = {}  # the grader puts a correct softmax_backward here
 ### BEGIN HIDDEN TESTS
-_references = {"softmax_backward": lambda p, g, axis=-1: p * (g - np.sum(g * p, axis=axis, keepdims=True))}
+_references = {"softmax_backward": lambda p, g, axis=-1: p * (g - np.sum(g * p, axis=axis, keepdims=True)),
+               "output_row_sums": lambda output, dO: np.einsum("ic,ic->i", dO, output)}
 ### END HIDDEN TESTS
 retry_with_reference(_check_attention_backward_example, _references)
 
@@ -528,7 +531,7 @@ def _check_attention_backward_random(m, n, d, d_v, seed):
 retry_with_reference(_check_attention_backward_random, _references)
 ### END HIDDEN TESTS
 
-# %% nbgrader={"grade": true, "grade_id": "test_attention_backward_masked", "locked": true, "points": 1.5, "schema_version": 3, "solution": false}
+# %% nbgrader={"grade": true, "grade_id": "test_attention_backward_masked", "locked": true, "points": 1, "schema_version": 3, "solution": false}
 # Hidden tests (hypothesis): with random masks, including queries that may attend to no key (zero gradient, no NaN).
 ### BEGIN HIDDEN TESTS
 @settings(max_examples=30, deadline=None, database=None, derandomize=True, report_multiple_bugs=False,
@@ -544,6 +547,56 @@ def _check_attention_backward_masked(m, n, d, density, seed):
 
 
 retry_with_reference(_check_attention_backward_masked, _references)
+### END HIDDEN TESTS
+
+# %% [markdown] nbgrader={"grade": false, "grade_id": "output_row_sums_md", "locked": true, "schema_version": 3, "solution": false}
+# ### Derive it: the row sums $D$ without the weights (0.5 points)
+#
+# FlashAttention's backward pass (exercise 4) never holds a row of $P$ whole,
+# yet it needs $D_i = \sum_j P_{ij}\,dP_{ij}$ for every query $i$. Derive an
+# expression for $D_i$ in the output $O$ and its gradient $dO$ alone (write
+# $dP_{ij}$ out from $dP = dO\,V^\top$, and remember that $O = PV$), and write
+# `output_row_sums(output, dO)`: NumPy arrays, the output `O (m, d_v)` and `dO (m, d_v)` →
+# `D (m,)`. It is graded against $\sum_j P_{ij}\,dP_{ij}$ computed from the
+# weights, for random $Q$, $K$, $V$, $dO$ and masks (a query with no allowed
+# key has a zero row of $P$, a zero output and $D_i = 0$).
+
+# %% nbgrader={"grade": false, "grade_id": "output_row_sums", "locked": false, "schema_version": 3, "solution": true}
+def output_row_sums(output, dO):
+    """The row sums D_i = sum_j P_ij dP_ij, from the output alone: output O (m, d_v), dO (m, d_v) -> D (m,)."""
+    ### BEGIN SOLUTION
+    # sum_j P_ij dP_ij = sum_j P_ij (dO_i . v_j) = dO_i . (sum_j P_ij v_j) = dO_i . o_i
+    return np.sum(np.asarray(dO) * np.asarray(output), axis=-1)
+    ### END SOLUTION
+
+
+# %% nbgrader={"grade": true, "grade_id": "test_output_row_sums", "locked": true, "points": 0.5, "schema_version": 3, "solution": false}
+# Visible test: the shape, and a worked example computed from the weights. P = [[0.5, 0.5], [1, 0]] and
+# V = [[1, 2], [3, 0]] give O = P V = [[2, 1], [1, 2]]; with dO = [[1, -1], [2, 1]], dP = dO V^T = [[-1, 3], [4, 6]],
+# so D = (0.5 * -1 + 0.5 * 3, 1 * 4 + 0 * 6) = (1, 4).
+expect_shape(output_row_sums(np.ones((3, 4)), np.ones((3, 4))), (3,), "output_row_sums of O and dO of shape (3, 4)")
+expect_close(output_row_sums(np.array([[2.0, 1.0], [1.0, 2.0]]), np.array([[1.0, -1.0], [2.0, 1.0]])), [1.0, 4.0],
+             "output_row_sums(O, dO) for O = P V = [[2, 1], [1, 2]] and dO = [[1, -1], [2, 1]] (D computed from "
+             "P = [[0.5, 0.5], [1, 0]] and dP = dO V^T = [[-1, 3], [4, 6]])")
+# Hidden tests: random Q, K, V, dO and masks (query 0 may attend to no key): D against sum_j P_ij dP_ij, where the tests
+# compute P from the scores; only O = P V and dO are passed to output_row_sums.
+### BEGIN HIDDEN TESTS
+def _check_output_row_sums():
+    rng = np.random.default_rng(74)
+    for m, n, d_v in [(5, 7, 3), (1, 4, 6), (6, 2, 1), (4, 4, 4)]:
+        scores = rng.normal(size=(m, n)) * 2
+        allowed = rng.random((m, n)) < 0.7
+        allowed[0] = False  # no allowed key: a zero row of weights
+        weights = np.where(allowed, np.exp(scores - scores.max(axis=-1, keepdims=True)), 0.0)
+        weights /= np.maximum(weights.sum(axis=-1, keepdims=True), 1e-300)
+        V, dO = rng.normal(size=(n, d_v)), rng.normal(size=(m, d_v))
+        expected = np.sum(weights * (dO @ V.T), axis=-1)  # the definition, through the weights
+        expect_close(output_row_sums(weights @ V, dO), expected,
+                     f"output_row_sums(O, dO) for O = P V from random P ({m}, {n}) and V ({n}, {d_v}), against "
+                     "sum_j P_ij dP_ij with dP = dO V^T (query 0 may attend to no key)")
+
+
+_check_output_row_sums()
 ### END HIDDEN TESTS
 
 # %% [markdown] nbgrader={"grade": false, "grade_id": "merge_states_md", "locked": true, "schema_version": 3, "solution": false}
@@ -730,7 +783,8 @@ _check_merge_stable()
 # backward pass. FlashAttention saves only the output $O$ and, for each query,
 # the logsumexp of its scores $L_i = \mu_i + \log \ell_i$ (in the notation of
 # exercise 3). In the backward pass it recomputes each block's weights as
-# $P_{ij} = e^{S_{ij} - L_i}$ and uses $D_i = \sum_c dO_{ic} O_{ic}$ (exercise 2).
+# $P_{ij} = e^{S_{ij} - L_i}$ and needs $D_i = \sum_j P_{ij}\,dP_{ij}$, which
+# exercise 2 computes without $P$.
 #
 # Write `FlashAttention`, a `torch.autograd.Function`, and
 # `flash_attention(Q, K, V, causal=False, block_size=64)`, which returns
