@@ -29,7 +29,7 @@ from pathlib import Path
 
 from tqdm import tqdm
 from tqdm.contrib.logging import logging_redirect_tqdm
-from traitlets import HasTraits, TraitError, Type
+from traitlets import Float, HasTraits, Int, TraitError, Type
 from traitlets.config import Configurable
 from traitlets.utils.importstring import import_item
 
@@ -78,14 +78,14 @@ def settings_in_force(overrides: dict | None = None) -> dict:
     overrides = overrides or {}
     config = nbgrader_config(Path("."), overrides=overrides)
     settings = grading_settings(overrides.get("GuardedExecute", {}).get("timeout"),
-                                overrides.get("SandboxKernelManager", {}))
+                                overrides.get("SandboxKernelManager", {}), overrides)
     for cls in (GuardedExecute, SandboxKernelManager, *_classes_named(set(overrides) - {"GuardedExecute",
                                                                                      "SandboxKernelManager"})):
         for name, trait in sorted(cls.class_traits(config=True).items()):
             value = configured(config, cls, name)
             typed = any(k.__name__ in config and name in config[k.__name__] for k in cls.mro())
-            try:  # (a value the file sets is checked as one typed on the command line is: its range, its type)
-                if typed:
+            try:  # (a number the file sets is range-checked as one typed on the command line is)
+                if typed and isinstance(trait, (Int, Float)) and not (value is None and trait.allow_none):
                     trait.validate(HasTraits(), value)
             except TraitError as error:
                 raise ValueError(f"{cls.__name__}.{name} = {value!r} (autograde/nbgrader_config.py or the command "

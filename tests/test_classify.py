@@ -23,6 +23,7 @@ from autograde.results.classify import (
 from autograde.results.outputs import write_csvs
 from autograde.run.execute import (
     AgentNotStarted,
+    CheckerBroke,
     Event,
     Failure,
     GuardedExecute,
@@ -224,12 +225,14 @@ def test_an_agent_that_did_not_start_is_the_graders_failure_not_the_students_tim
     assert got == Status.ERROR, message
     assert "grade it again" in message and "time limit" not in message, message
     assert graders_fault(Failure.AGENT_NOT_STARTED) and not graders_fault(Failure.TIMEOUT)
+    assert graders_fault(Failure.CHECKER), "the checker never runs student code: its failure is the grader's"
 
 
 @pytest.mark.parametrize("error, failure", [
     (AgentNotStarted("the grader's agent failed to start: x"), Failure.AGENT_NOT_STARTED),
     (CellTimeoutError("a cell timed out"), Failure.TIMEOUT), (KernelStuck(), Failure.TIMEOUT),
-    (DeadKernelError("Kernel died"), Failure.DEAD_KERNEL), (RuntimeError("Timeout: Kernel died"), None)])
+    (DeadKernelError("Kernel died"), Failure.DEAD_KERNEL), (RuntimeError("Timeout: Kernel died"), None),
+    (CheckerBroke("the grader's checker failed on cell 3"), Failure.CHECKER)])
 def test_the_execute_step_records_the_failure_that_ended_it(error, failure):
     class Failing(GuardedExecute):
         def _preprocess(self, nb, resources=None, km=None):

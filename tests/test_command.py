@@ -1,6 +1,7 @@
 """The grading command's settings, without grading a notebook in a kernel (issue 19): how many submissions are
 graded at once, and which setting is in force when the config file and the command line both set one; and one
 grading run with paths typed relative to the folder it runs in."""
+import copy
 import os
 from pathlib import Path
 
@@ -126,11 +127,26 @@ def test_a_setting_typed_for_a_class_wins_over_the_files_for_it_and_its_subclass
     from autograde.run.execute import GuardedExecute
 
     file = Config({"GuardedExecute": {"timeout": 120}, "Execute": {"timeout": 90}})
-    monkeypatch.setattr(course, "load_config", lambda: file.copy())
+    monkeypatch.setattr(course, "load_config", lambda: copy.deepcopy(file))
     config = course.nbgrader_config(Path("/tmp/course"), overrides=typed)
     assert course.configured(config, GuardedExecute, "timeout") == 3
     assert GuardedExecute(config=config).timeout == 3
     assert settings_in_force(typed)["timeout"] == 3
+    assert settings_in_force(typed)["GuardedExecute.timeout"] == 3
+
+
+def test_valid_settings_of_nbgrader_and_jupyter_are_not_refused(monkeypatch):
+    # (Only numbers are range-checked: a None where a trait allows it, a callable trait, a class named by its path.)
+    from traitlets.config import Config
+
+    from autograde import course
+    from autograde.grade import settings_in_force
+
+    file = course.load_config()
+    extra = {"NotebookClient": {"timeout_func": None}, "Execute": {"on_cell_complete": None},
+             "KernelManager": {"client_factory": "jupyter_client.asynchronous.AsyncKernelClient"}}
+    monkeypatch.setattr(course, "load_config", lambda: Config({**copy.deepcopy(file), **extra}))
+    assert settings_in_force({})["timeout"] == 60
 
 
 @pytest.mark.parametrize("section, name, value", [("SandboxKernelManager", "memory_mib", 100),

@@ -78,6 +78,16 @@ def test_a_copied_answer_cell_runs_as_ordinary_code_after_the_original():
     assert "nbgrader" not in rebuilt.cells[original + 1].metadata  # plain code: nbgrader sees one cell per grade id
 
 
+def test_an_edited_instruction_is_kept_as_released_with_a_note_that_names_it():
+    nb = completed()
+    text = next(c for c in nb.cells if c.cell_type == "markdown" and grade_id(c))
+    text.source = "my own notes"
+    rebuilt, notes = rebuild(nb, released(), answer_names(FIRST))
+    assert (f"The text {grade_id(text)!r} had been edited: the original was kept instead (edits to the instructions "
+            "do not count).") in notes, notes
+    assert next(c for c in rebuilt.cells if grade_id(c) == grade_id(text)).source != "my own notes"
+
+
 def test_deleted_and_edited_test_cells_are_restored_in_place_with_notes():
     nb = completed()
     tests = graded_tests(nb)

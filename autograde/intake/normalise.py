@@ -24,7 +24,7 @@ from pathlib import Path
 
 import nbformat
 
-from ..cells import cell_kind
+from ..cells import CellKind, cell_kind
 from ..sources import defined_names
 
 log = logging.getLogger(__name__)
@@ -145,7 +145,9 @@ def rebuild(submitted: nbformat.NotebookNode, released: nbformat.NotebookNode,
                 notes.append(f"Your notebook has a copy of the given or test cell {grade_id!r}: the copy was left out.")
             elif _lines(cell.source) != _lines(released_by_id[grade_id].source):
                 kind = cell_kind(released_by_id[grade_id])
-                notes.append(f"The {kind} cell {grade_id!r} had been edited: the original was run instead "
+                notes.append(f"The text {grade_id!r} had been edited: the original was kept instead (edits to the "
+                             "instructions do not count)." if kind == CellKind.TEXT else
+                             f"The {kind} cell {grade_id!r} had been edited: the original was run instead "
                              "(edits to given and test cells do not count).")
             seen.add(grade_id)
             anchor = grade_id  # the released version of a given or test cell is used

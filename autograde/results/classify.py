@@ -215,8 +215,8 @@ def cell_results(student: str, assignment: str, executed: nbformat.NotebookNode,
 
 def graders_fault(failure: Failure | None) -> bool:
     """Whether the execute step's recorded failure is the grader's own: its agent or checker did not start for a
-    kernel (the result is not kept: the next run grades the notebook again)."""
-    return failure == Failure.AGENT_NOT_STARTED
+    kernel, or its checker failed (the result is not kept: the next run grades the notebook again)."""
+    return failure in (Failure.AGENT_NOT_STARTED, Failure.CHECKER)
 
 
 def autograde_failure(failure: Failure | None, log: str) -> tuple[Status, str]:

@@ -41,7 +41,7 @@ from .checker import CheckerFailed, checker_process
 from .clock import CellClock, run_queue_wait, tree_cpu_seconds  # noqa: F401 (run_queue_wait: this module's interface)
 from .kernel_manager import SandboxKernelManager
 
-__all__ = ["AgentNotStarted", "CHECKER_KEY", "EVENTS_KEY", "Failure", "failures_recorded", "CellClock", "Event", "GuardedExecute", "SandboxKernelManager", "StderrIsNotFailure",
+__all__ = ["AgentNotStarted", "CHECKER_KEY", "CheckerBroke", "EVENTS_KEY", "Failure", "failures_recorded", "CellClock", "Event", "GuardedExecute", "SandboxKernelManager", "StderrIsNotFailure",
            "error_output", "events", "grading_settings", "no_verdict", "record", "run_queue_wait"]
 
 EVENTS_KEY = "autograde"  # the key of the execute step's record in a cell's metadata
@@ -85,11 +85,16 @@ class AgentNotStarted(RuntimeError):
     """The grader's agent or checker did not start for a kernel: the grader's failure, not the student's."""
 
 
+class CheckerBroke(RuntimeError):
+    """The grader's checker failed while a notebook ran (it stopped, or did not answer): the grader's failure."""
+
+
 class Failure(StrEnum):
     """Why the execute step failed a whole notebook (so that nbgrader could not grade it), as the worker learns it
     from :func:`failures_recorded`, never from the log's text (which the student's code can write)."""
 
     AGENT_NOT_STARTED = "agent_not_started"  # AgentNotStarted
+    CHECKER = "checker"  # CheckerBroke: the grader's own process failed
     TIMEOUT = "timeout"  # a time limit no rerun could keep to (CellTimeoutError, a kernel stuck twice)
     DEAD_KERNEL = "dead_kernel"  # the kernel died outside any cell, or in the same cell twice
 
@@ -113,6 +118,8 @@ def failure_of(error: BaseException) -> Failure | None:
     """The :class:`Failure` an exception that ends the execute step stands for (None: another error)."""
     if isinstance(error, AgentNotStarted):
         return Failure.AGENT_NOT_STARTED
+    if isinstance(error, CheckerBroke):
+        return Failure.CHECKER
     if isinstance(error, (CellTimeoutError, KernelStuck)):
         return Failure.TIMEOUT
     if isinstance(error, DeadKernelError):
@@ -126,9 +133,10 @@ def _agent_source() -> str:
     return "\n\n".join((here / name).read_text() for name in ("wire.py", "probes.py", "agent.py"))
 
 
-def grading_settings(timeout: int | None = None, kernel: dict | None = None) -> dict:
-    """The limits grading runs under: nbgrader_config.py's, with `timeout` and `kernel` (what the instructor typed) over them."""
-    config = nbgrader_config(Path("."), timeout, kernel)
+def grading_settings(timeout: int | None = None, kernel: dict | None = None, overrides: dict | None = None) -> dict:
+    """The limits grading runs under: nbgrader_config.py's, with `timeout`, `kernel` and `overrides` (what the
+    instructor typed, by class, a parent class's value too) over them."""
+    config = nbgrader_config(Path("."), timeout, kernel, overrides)
     settings = {"timeout": configured(config, GuardedExecute, "timeout"),
                 "notebook_timeout": configured(config, GuardedExecute, "notebook_timeout")}
     for name in ("sandbox", "memory_mib", "file_size_mib", "max_processes", "disk_mib"):
@@ -514,8 +522,11 @@ class GuardedExecute(Execute):
         self._start_in_kernel(code)
         pid = self.km.kernel_pid() if hasattr(self.km, "kernel_pid") else None
         self._checker = checker_process(max(int(getattr(self.km, "threads", 1) or 1), 1))
-        answer = self._checker.call("start", sorted(names), outside, getattr(self.km, "_cgroup", None), pid,
-                                    timeout=self.agent_start_timeout)
+        try:
+            answer = self._checker.call("start", sorted(names), outside, getattr(self.km, "_cgroup", None), pid,
+                                        timeout=self.agent_start_timeout)
+        except CheckerFailed as e:  # (a starved machine: the checker's start is the grader's, as the agent's is)
+            raise AgentNotStarted(f"{AGENT_NOT_STARTED}: the checker: {e}") from None
         if answer.get("status") != "ok":
             raise AgentNotStarted(f"{AGENT_NOT_STARTED}: the checker: {answer.get('why')}")
 
@@ -542,7 +553,7 @@ class GuardedExecute(Execute):
         try:
             answer = self._checker.finish()
         except CheckerFailed as e:
-            raise RuntimeError(f"the grader's checker failed on cell {index}: {e}") from None
+            raise CheckerBroke(f"the grader's checker failed on cell {index}: {e}") from None
         # How many round trips the test cell made to the kernel (what a test's calls cost; never read for a grade).
         cell.setdefault("metadata", {})[CHECKER_KEY] = {"exchanges": int(answer.get("exchanges") or 0)}
         if id(cell) not in self._stopped:  # (stopped at a time limit: the timeout is the cell's outcome)
@@ -577,7 +588,7 @@ class GuardedExecute(Execute):
             output["traceback"].insert(0, f"Cell In[{count}], line {answer.get('line', 1)}")
             cell.outputs.append(output)
         else:
-            raise RuntimeError(f"the grader's checker failed: {answer.get('why')}")
+            raise CheckerBroke(f"the grader's checker failed: {answer.get('why')}")
 
     def output(self, outs, msg, display_id, cell_index):
         if msg["msg_type"] == "error":  # an error is always kept, as it decides the score, but cut to size
