@@ -92,7 +92,7 @@ def glued_values(notebook) -> dict:
     return glued_from(notebook)
 
 
-def execute(assignment: str, run: str) -> tuple[str, float]:
+def execute(assignment: str, run: str, timeout: int = 1200) -> tuple[str, float]:
     """Execute book/<assignment>.md under `run`; keep its glued values and printed text; (run, seconds)."""
     import jupytext
     import nbformat
@@ -104,7 +104,7 @@ def execute(assignment: str, run: str) -> tuple[str, float]:
         notebook.cells.insert(0, nbformat.v4.new_code_cell(setup))
     os.environ.update(env)  # the kernel inherits this process's environment (one run per process)
     start = time.perf_counter()
-    NotebookClient(notebook, timeout=1200, kernel_name="python3",
+    NotebookClient(notebook, timeout=timeout, kernel_name="python3",
                    resources={"metadata": {"path": str(REPO / "book")}}).execute()
     seconds = time.perf_counter() - start
     printed = "".join(output.get("text", "") for cell in notebook.cells for output in cell.get("outputs", [])
@@ -160,6 +160,8 @@ def main() -> int:
                         help="comma-separated runs: base, seed<k>, threads2, isa-default, isa-avx2")
     parser.add_argument("--jobs", type=int, default=2, help="pages executed at once (default 2)")
     parser.add_argument("--check-only", action="store_true", help="only check the runs kept before")
+    parser.add_argument("--timeout", type=int, default=1200,
+                        help="seconds a cell may take (default 1200; threads2 on a loaded machine may need more)")
     parser.add_argument("--built", action="store_true",
                         help="also check the last book build's values (run `built`; build the book first)")
     args = parser.parse_args()
@@ -173,7 +175,7 @@ def main() -> int:
     if not args.check_only:
         with ProcessPoolExecutor(args.jobs, max_tasks_per_child=1) as pool:  # (a run's environment dies with it)
             fresh = [run for run in runs if run != "built"]
-            for run, seconds in pool.map(execute, [args.assignment] * len(fresh), fresh):
+            for run, seconds in pool.map(execute, [args.assignment] * len(fresh), fresh, [args.timeout] * len(fresh)):
                 print(f"{args.assignment} {run}: executed in {seconds:.0f} s", flush=True)
     table = check(args.assignment, runs)
     failing = 0
