@@ -164,27 +164,66 @@ def _ours_linked(out: Path, name: str) -> bool:
     return os.path.islink(out / name) and os.readlink(out / name) == f"{_CURRENT}/{name}"
 
 
+def _links_work(out: Path) -> bool:
+    """Whether `out`'s file system takes symbolic links (a USB stick's vfat or a share without them does not)."""
+    probe = out / f"{_CURRENT}.tmp-{os.getpid()}-probe"
+    try:
+        probe.unlink(missing_ok=True)
+        os.symlink(".", probe)
+        probe.unlink()
+        return True
+    except OSError:
+        return False
+
+
+def _prepare(out: Path) -> None:
+    """At a run's start: the scratch of killed runs removed, an earlier version's real entries adopted into the
+    shown run, and the links a crash left unmade made, so that `out` shows its last run whole."""
+    _remove_leftovers(out)
+    if _links_work(out):
+        _adopt_unlinked(out)
+        _repair_links(out)
+
+
 def _adopt_unlinked(out: Path) -> None:
-    """Move the grader's entries that are not links (an earlier version's layout) into a run folder shown at once."""
+    """Take the grader's entries that are not links (an earlier version's layout, or a file written into `out`
+    after its run, such as the gradebook import) into the shown run, each then shown through its link."""
     real = [name for name in OWN_FOLDERS + OWN_FILES if (out / name).exists() and not os.path.islink(out / name)]
     if not real:
         return
     run = _shown_run(out) or _mark(Path(tempfile.mkdtemp(prefix=_RUN, dir=out)))
     _link(out, _CURRENT, run.name)
-    for name in real:  # (a crash here leaves the entry in the shown run, linked at the next swap)
-        os.replace(out / name, run / name)
+    for name in real:
+        if (out / name).is_dir():  # (until its link is made it is hidden: a crash then is repaired at the next start)
+            os.replace(out / name, run / name)
+        else:  # a second name for the file first, so that it is never hidden
+            (run / name).unlink(missing_ok=True)
+            os.link(out / name, run / name)
         _link(out, name, f"{_CURRENT}/{name}")
+
+
+def _repair_links(out: Path) -> None:
+    """Make the link of each entry the shown run holds that `out` lacks (a crash between two steps left it unmade)."""
+    shown = _shown_run(out)
+    for name in OWN_FOLDERS + OWN_FILES if shown is not None else ():
+        if (shown / name).exists() and not os.path.lexists(out / name):
+            _link(out, name, f"{_CURRENT}/{name}")
 
 
 def _swap_in(fresh: Path, out: Path) -> None:
     """Show the run written into `fresh` in place of the last one: one link flipped (same file system: renames).
 
     Before the flip `out` shows the last run whole, after it the new one; the last run's folder is removed after.
+    Where the file system takes no links, the entries are renamed one by one (:func:`_swap_by_renames`).
     """
+    if not _links_work(out):
+        log.warning("%s takes no symbolic links: the run's results are moved in one by one, so a crash in that "
+                    "moment would leave a mix of two runs", out)
+        _swap_by_renames(fresh, out)
+        return
     run = out / (_RUN + fresh.name[len(_NEXT):])
     os.chmod(fresh, out.stat().st_mode & 0o7777)  # (mkdtemp's 0700 would close the results to whom --out is open)
     os.rename(fresh, run)
-    _adopt_unlinked(out)
     previous = _shown_run(out)
     names = [name for name in OWN_FOLDERS + OWN_FILES if (run / name).exists()]
     for name in names:  # (a new name's link leads nowhere until the flip)
@@ -195,6 +234,18 @@ def _swap_in(fresh: Path, out: Path) -> None:
             os.unlink(out / name)  # (it led nowhere since the flip)
     if previous is not None and previous != run:
         shutil.rmtree(previous)
+
+
+def _swap_by_renames(fresh: Path, out: Path) -> None:
+    """Replace the grader's entries in `out` by those of `fresh`, each renamed (no links on this file system)."""
+    old = _mark(Path(tempfile.mkdtemp(prefix=_OLD, dir=out)))
+    for name in OWN_FOLDERS + OWN_FILES:
+        if os.path.lexists(out / name):
+            os.replace(out / name, old / name)
+    for entry in fresh.iterdir():
+        os.replace(entry, out / entry.name)
+    fresh.rmdir()
+    shutil.rmtree(old)
 
 
 def _remove_leftovers(out: Path) -> None:
@@ -324,7 +375,7 @@ def grade(submissions: Path, out: Path, assignments: list[str] | None = None, pr
             f"grader's (no {MARKER} marker) and would be replaced. Choose another --out (an empty or new folder, or "
             "one an earlier run wrote).")
     _mark(out)  # (before collecting: an --out inside the submissions folder is no student)
-    _remove_leftovers(out)
+    _prepare(out)
     # Each run is written into a fresh folder and swapped in at the end: a run that fails changes nothing.
     fresh = _mark(Path(tempfile.mkdtemp(prefix=_NEXT, dir=out)))
     try:

@@ -99,3 +99,51 @@ def test_a_crash_anywhere_in_the_swap_shows_one_run_whole_and_the_next_run_keeps
                                     f"showed: {shown(out)} against {seen}")
         at += 1
     assert at >= 3, f"the swap finished after {at} changes: the crashes tried too few moments"
+
+
+def old_layout(out: Path, entries: dict[str, str]) -> None:
+    """`out` as an earlier version of the grader left it: the run's entries themselves in it, no links."""
+    for name, text in entries.items():
+        if "." in name:
+            (out / name).write_text(text)
+        else:
+            (grade._mark(out / name) / "alice.html").write_text(text)
+
+
+def test_an_earlier_versions_output_is_adopted_and_a_crash_in_it_is_repaired_at_the_next_start(tmp_path,
+                                                                                              monkeypatch):
+    at = 0
+    while True:
+        out = grade._mark(tmp_path / f"out-{at}")
+        old_layout(out, OLD_RUN)
+        crashing(monkeypatch, at)
+        try:
+            grade._prepare(out)
+            finished = True
+        except Crash:
+            finished = False
+        monkeypatch.undo()
+        grade._prepare(out)  # (the next run's start)
+        assert shown(out) == OLD_RUN, f"killed at change {at} of the adoption, the next start shows {shown(out)}"
+        if finished:
+            break
+        at += 1
+    assert at >= 3, f"the adoption finished after {at} changes: the crashes tried too few moments"
+    grade._swap_in(write_run(out, NEW_RUN), out)
+    assert shown(out) == NEW_RUN
+
+
+def test_where_the_file_system_takes_no_links_the_run_is_moved_in(tmp_path, monkeypatch):
+    # (A USB stick's vfat, a share without links: the swap falls back to renames instead of losing the run.)
+    def refused(*args, **kwargs):
+        raise PermissionError(1, "Operation not permitted")
+
+    monkeypatch.setattr(os, "symlink", refused)
+    out = grade._mark(tmp_path / "out")
+    grade._prepare(out)
+    grade._swap_in(write_run(out, OLD_RUN), out)
+    assert shown(out) == OLD_RUN
+    grade._prepare(out)
+    grade._swap_in(write_run(out, NEW_RUN), out)
+    assert shown(out) == NEW_RUN
+    assert not [p.name for p in out.iterdir() if p.name.startswith(".autograde-") and p.is_dir()]
