@@ -449,8 +449,8 @@ expect_close(_logits, np.stack([_expected, _expected]), "the logits of the worke
 # %% nbgrader={"grade": true, "grade_id": "test_ViT_oracle", "locked": true, "points": 1.5, "schema_version": 3, "solution": false}
 # Hidden tests: agreement with a forward pass written out by hand, random parameters, several shapes, float64.
 # Written out: patches, embedding, class token at index 0, positions, blocks, norm, head. With the tests' own patchify.
-# Each block is written out in its own order (norm_first), and logits measured not to depend on the positions are
-# compared with the pass without them: test_ViT charges those two mistakes, so they cost one cell.
+# Each block is written out in its own order (norm_first), and logits measured not to depend on the positions (or on
+# the final norm) are compared with the pass without them: test_ViT charges those mistakes, so they cost one cell.
 ### BEGIN HIDDEN TESTS
 def _unfold_patches(images, patch_size):
     """The tests' own patchify: torch's unfold gives the same patches, in the same order."""
@@ -507,7 +507,8 @@ def _vit_by_hand(vit, images, patch_size, variant="right"):
     for block in vit.blocks:
         x, weights = _block_by_hand(block, x, norm_first=bool(getattr(block, "norm_first", True)))
         attention.append(weights)
-    x = F.layer_norm(x, (d_model,), vit.norm.weight, vit.norm.bias, 1e-5)
+    if variant != "no final norm":
+        x = F.layer_norm(x, (d_model,), vit.norm.weight, vit.norm.bias, 1e-5)
     pooled = {"mean of all tokens": x.mean(dim=1), "class token last": x[:, -1]}.get(variant, x[:, 0])
     return pooled @ vit.head.weight.T + vit.head.bias, attention
 
@@ -528,18 +529,18 @@ def _random_vit(image_size, patch_size, channels, num_classes, d_model, num_head
     return vit
 
 
-def _positions_unused(vit, images, rows):
-    """Whether vit's logits stay the same when the rows `rows` of position_embedding change (measured, not read)."""
+def _ignores(vit, images, parameter, rows=slice(None)):
+    """Whether vit's logits stay the same when `parameter[rows]` changes (measured, not read from the code)."""
     with torch.no_grad(), patchify_is(_unfold_patches):
         before = torch.as_tensor(vit(images)).double()
-        kept = vit.position_embedding.detach().clone()
+        kept = parameter.detach().clone()
         moved = kept.clone()
-        moved[:, rows] += torch.linspace(1.0, 2.0, kept.shape[-1], dtype=kept.dtype)
-        vit.position_embedding.copy_(moved)
+        moved[rows] += torch.linspace(1.0, 2.0, kept.shape[-1], dtype=kept.dtype)
+        parameter.copy_(moved)
         try:
             after = torch.as_tensor(vit(images)).double()
         finally:
-            vit.position_embedding.copy_(kept)
+            parameter.copy_(kept)
     return tuple(before.shape) == tuple(after.shape) and bool(torch.allclose(before, after, atol=1e-12))
 
 
@@ -556,25 +557,29 @@ def _check_vit_against_hand():
             images = torch.rand(batch, channels, image_size, image_size, dtype=torch.float64)
             with torch.no_grad():
                 got = vit(images)
-        # One mistake, one cell: positions that never reach the class token (or no token at all) are test_ViT's to
-        # charge (its worked example adds position 0 to the class token). Where the logits are measured not to
-        # depend on those positions, they are compared with the pass that leaves them out.
-        if _positions_unused(vit, images, slice(None)):
+        # One mistake, one cell: positions that never reach the class token (or no token at all) and a final norm
+        # never applied are test_ViT's to charge (its worked example adds position 0 to the class token and reads
+        # head(norm(x)[:, 0])). Where the logits are measured not to depend on those parameters, they are compared
+        # with the pass that leaves them out.
+        if _ignores(vit, images, vit.position_embedding):
             missing = "no positions"
-        elif _positions_unused(vit, images, 0):
+        elif _ignores(vit, images, vit.position_embedding, (slice(None), 0)):
             missing = "class token without position"
+        elif _ignores(vit, images, vit.norm.weight):
+            missing = "no final norm"
         else:
             missing = None
         with torch.no_grad():
             if missing and _same(got, _vit_by_hand(vit, images, patch_size, missing)[0]):
-                print(f"Your ViT's logits are those of a ViT with {missing} (see step 2 of the instructions), which "
+                print(f"Your ViT's logits are those of a ViT with {missing} (see steps 2 and 4 of the instructions), which "
                       "test_ViT's worked example charges; apart from that, they agree with the forward pass written "
                       "out by hand.")
                 continue
             expected, _ = _vit_by_hand(vit, images, patch_size)
             hint = ""
             for variant, step in [("class token without position", "step 2"), ("no positions", "step 2"),
-                                  ("class token last", "steps 2 and 4"), ("mean of all tokens", "step 4")]:
+                                  ("class token last", "steps 2 and 4"), ("mean of all tokens", "step 4"),
+                                  ("no final norm", "step 4")]:
                 if _same(got, _vit_by_hand(vit, images, patch_size, variant)[0]):
                     hint = f" (your logits are those of a ViT with {variant}: see {step} of the instructions)"
         expect_close(got, expected, f"ViT's logits for image_size={image_size}, patch_size={patch_size}, "
