@@ -49,9 +49,11 @@
 # sequence; absorbed against naive latent attention, biases included; the
 # window cache against the window mask with RoPE at absolute positions; the
 # parallel, chunked and recurrent forms of linear attention against each
-# other, with chunk sizes that do and do not divide the length. One resource
-# bound is tested, and exercise 3 states it with its numbers: what a decode
-# step of absorbed latent attention computes. A test cell earns its points
+# other, with chunk sizes that do and do not divide the length. Two bounds
+# on what is computed are tested, and exercises 3 and 5 state them with their
+# numbers: a decode step of absorbed latent attention forms no tensor of all
+# `T` tokens' keys or values, and the chunked and recurrent forms of linear
+# attention never form the `n × n` matrix. A test cell earns its points
 # when it runs without an error; warnings cost nothing. No test of one
 # exercise calls your answer to another, so a mistake costs its points once.
 #
@@ -988,10 +990,17 @@ _check_window_rope()
 #
 # The three forms agree to `1e-10` in float64. Keep the dtype you are given.
 #
+# **The bound (tested, with these numbers):** the chunked and the recurrent
+# forms never form the `n × n` matrix. With `B = H = 1`, `n = 64`, `d = 3`,
+# `d_v = 5`, neither `linear_attention(q, k, v, chunk_size=8)` nor
+# `recurrent_linear_attention(q, k, v)` runs a PyTorch operation that outputs
+# `n · n = 4,096` elements or more (seen with `largest_operation_of`; a
+# chunk's masked product has `8 × 8 = 64`, the state `S` has 15).
+#
 # Graded: the worked example below (1 point); the parallel form and
 # `causal=False` against the tests' sums (1); the chunked form for chunk
 # sizes that do and do not divide `n` (1); the recurrent form and its state
-# (1); continuing from a state (1).
+# (1); continuing from a state (0.5); the bound (0.5).
 
 # %% nbgrader={"grade": false, "grade_id": "linear_attention", "locked": false, "schema_version": 3, "solution": true}
 def linear_attention(q, k, v, causal=True, chunk_size=None):
@@ -1136,7 +1145,7 @@ def _check_linear_recurrent():
 _check_linear_recurrent()
 ### END HIDDEN TESTS
 
-# %% nbgrader={"grade": true, "grade_id": "test_linear_attention_state", "locked": true, "points": 1, "schema_version": 3, "solution": false}
+# %% nbgrader={"grade": true, "grade_id": "test_linear_attention_state", "locked": true, "points": 0.5, "schema_version": 3, "solution": false}
 # Hidden tests: continuing from a state: the tokens after the first 3, given the state of the tests' own sums over the
 # first 3, give the outputs of the whole sequence for those tokens.
 ### BEGIN HIDDEN TESTS
@@ -1151,4 +1160,24 @@ def _check_linear_state():
 
 
 _check_linear_state()
+### END HIDDEN TESTS
+
+# %% nbgrader={"grade": true, "grade_id": "test_linear_attention_memory", "locked": true, "points": 0.5, "schema_version": 3, "solution": false}
+# Hidden tests: the stated bound: with B = H = 1, n = 64, d = 3, d_v = 5, chunk_size=8 and the recurrent form run no
+# operation that outputs n * n = 4,096 elements or more (largest_operation_of).
+### BEGIN HIDDEN TESTS
+def _check_linear_memory():
+    q, k, v = _random_linear(94, 1, 1, 64, 3, 5)
+    forms = [("linear_attention(q, k, v, chunk_size=8)", linear_attention, {"chunk_size": 8}),
+             ("recurrent_linear_attention(q, k, v)", recurrent_linear_attention, {})]
+    for what, form, kwargs in forms:
+        with torch.no_grad():
+            elements, operation = largest_operation_of(form, (q, k, v), kwargs=kwargs)
+        assert elements < 64 * 64, (
+            f"{what} with B = H = 1, n = 64, d = 3, d_v = 5 ran an operation ({operation}) that output {elements:,} "
+            "elements, not fewer than n * n = 4,096: it formed the n x n matrix of the parallel form. Within a chunk "
+            "the masked product is chunk_size x chunk_size; across chunks, and token by token, carry S and z")
+
+
+_check_linear_memory()
 ### END HIDDEN TESTS
