@@ -21,7 +21,8 @@ from tests.support.synthetic import (
     mutant_student,
 )
 
-CH1, CH5, CH8 = "01-weighted-sum", "05-transformer", "08-cheaper-attention"
+CH1, CH5, CH6, CH7, CH8 = ("01-weighted-sum", "05-transformer", "06-beyond-text", "07-backward-pass",
+                            "08-cheaper-attention")
 
 # (assignment, grade_id, mutant) -> the test cells where it must lose points, exactly.
 LOSES_EXACTLY = {
@@ -41,6 +42,15 @@ LOSES_EXACTLY = {
     (CH5, "crossover_length", "strictly_more"): {"test_crossover_length_value"},
     # Undone, softmax costs its own four cells; the temperature and bandwidth measurements run again without it.
     (CH1, "softmax", "not_done"): {"test_softmax", "test_softmax_stability", "test_softmax_masking", "test_softmax_axes"},
+    # Chapter 6: a ViT mistake the visible worked example charges costs test_ViT only (the oracle measures whether
+    # the logits depend on the positions or the final norm, and writes each block in its own norm order).
+    **{(CH6, "ViT", name): {"test_ViT"} for name in ("no_position_embedding", "class_token_without_position",
+                                                     "post_norm_blocks", "no_final_norm")},
+    # Chapter 7: a cache of block masks kept between calls is what the forward leaves alive; D's derivation is graded
+    # in its own cell.
+    (CH7, "FlashAttention", "caches_block_masks"): {"test_FlashAttention_saved"},
+    **{(CH7, "output_row_sums", name): {"test_output_row_sums"} for name in (
+        "mean_over_features", "product_of_norms", "product_of_sums", "sums_over_queries")},
     # Chapter 8: a naive form passed as absorbed computes the right outputs and loses the stated bound only; a cache
     # that repeats the kv heads gives right outputs and loses the visible shape check and the cache's own cell; a
     # mask aligned top-left is right without a cache and loses only the decoding cell.
