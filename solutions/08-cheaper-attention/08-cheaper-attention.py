@@ -174,7 +174,7 @@ def _causal(t, T):
 #   `h·d_head … (h+1)·d_head − 1` of its output;
 # - `self.k` and `self.v = nn.Linear(d_model, n_kv_heads · d_head)`:
 #   key-value head `g` is features `g·d_head … (g+1)·d_head − 1`;
-# - `self.out = nn.Linear(d_model, d_model)`, applied to the heads' outputs
+# - `self.out`, an `nn.Linear(d_model, d_model)` applied to the heads' outputs
 #   concatenated in head order.
 #
 # **Query head `h` reads key-value head `h // group`**: heads 0 to
@@ -554,7 +554,7 @@ _check_kv_cache_bytes_bounded()
 # - `self.up_k` and `self.up_v = nn.Linear(d_latent, d_model)`: head `h`'s key
 #   and value are features `h·d_head … (h+1)·d_head − 1` of `up_k(c)` and
 #   `up_v(c)`;
-# - `self.q` and `self.out = nn.Linear(d_model, d_model)` (query head `h` is
+# - `self.q` and `self.out`, each an `nn.Linear(d_model, d_model)` (query head `h` is
 #   the same slice of `q(x)`; `out` mixes the heads, concatenated in order).
 #
 # Causal as in exercise 1, scale `1/√d_head`. `forward(x, cache=None,
