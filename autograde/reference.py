@@ -23,17 +23,23 @@ def solution_code(source: str) -> str:
     return _MARKER.sub("", source)
 
 
+def reference_cells(assignment: str) -> list[tuple[str, str]]:
+    """The code :func:`load_reference` runs for `assignment`, in order: (grade id or "?", code) of every answer
+    cell (solution markers removed) and given cell; test cells are left out."""
+    nb = jupytext.read(SOLUTIONS / assignment / f"{assignment}.py")
+    return [(cell.metadata.get("nbgrader", {}).get("grade_id", "?"), solution_code(cell.source))
+            for cell in nb.cells if cell_kind(cell) in (CellKind.ANSWER, CellKind.GIVEN)]
+
+
 def load_reference(assignment: str, skip: tuple[str, ...] = ()) -> dict:
     """Run the non-test code cells of `assignment` with the solutions filled in; return their namespace.
 
     Cells whose grade id is in `skip` are not run (e.g. a long training run).
     """
-    nb = jupytext.read(SOLUTIONS / assignment / f"{assignment}.py")
     namespace: dict = {"__name__": f"reference_{assignment.replace('-', '_')}"}
-    for cell in nb.cells:
-        meta = cell.metadata.get("nbgrader", {})
-        if cell_kind(cell) in (CellKind.ANSWER, CellKind.GIVEN) and meta.get("grade_id") not in skip:
-            exec(compile(solution_code(cell.source), f"{assignment}:{meta.get('grade_id', '?')}", "exec"), namespace)
+    for grade_id, code in reference_cells(assignment):
+        if grade_id not in skip:
+            exec(compile(code, f"{assignment}:{grade_id}", "exec"), namespace)
     return namespace
 
 
