@@ -65,6 +65,14 @@ def source_notebook(assignment: str) -> nbformat.NotebookNode:
     path = SOLUTIONS / assignment / f"{assignment}.py"
     if not path.is_file():
         raise FileNotFoundError(f"no source for assignment {assignment!r}: {path} does not exist")
+    stat = path.stat()
+    # A copy of the parse, which is read again only when the file changes: callers may change what they get.
+    return copy.deepcopy(_parsed_source(path, stat.st_mtime_ns, stat.st_size))
+
+
+@functools.lru_cache(maxsize=32)
+def _parsed_source(path: Path, mtime_ns: int, size: int) -> nbformat.NotebookNode:
+    """The jupytext parse of `path` as it was at (`mtime_ns`, `size`), with deterministic cell ids."""
     nb = jupytext.read(path)
     for index, cell in enumerate(nb.cells):
         grade_id = cell.metadata.get("nbgrader", {}).get("grade_id")

@@ -100,22 +100,26 @@ def failed(verdicts: dict) -> dict[str, str]:
     return {cell: message for cell, (passed, message) in verdicts.items() if not passed}
 
 
+@pytest.mark.slow  # (the synthetic notebook runs in worker processes, one variant waits out its time limit)
 def test_the_reference_passes_every_cell(synthetic):
     assert failed(synthetic[0]["reference"]) == {}
 
 
+@pytest.mark.slow
 def test_a_wrong_answer_fails_its_own_cell_with_the_tests_message(synthetic):
     assert failed(synthetic[0]["add_one/off_by_one"]) == {
         "test_add_one": "AssertionError: add_one(1) should be 2, not 3",
         "test_add_one_noisy": "AssertionError: add_one(zeros) should be ones"}
 
 
+@pytest.mark.slow
 def test_a_test_cell_writing_to_stderr_keeps_its_points(synthetic):
     # The grader relabels a test cell's stderr as stdout, so a warning or a note never costs a correct answer.
     assert synthetic[0]["reference"]["test_add_one_noisy"] == (True, "")
     assert failed(synthetic[0]["add_one/prints_to_stderr"]) == {}
 
 
+@pytest.mark.slow
 def test_a_cell_past_the_time_limit_times_out_and_the_rest_still_runs(synthetic):
     verdicts, seconds = synthetic
     message = "the cell ran longer than the time limit and was interrupted"
@@ -129,6 +133,7 @@ def test_a_cell_past_the_time_limit_times_out_and_the_rest_still_runs(synthetic)
     assert seconds < 3 * SYNTHETIC_TIMEOUT + 60, f"the evaluation took {seconds:.0f} s"
 
 
+@pytest.mark.slow
 def test_each_variant_runs_apart_from_the_others(synthetic):
     # double/wrong appends to `calls` in its own fork: neither the reference nor another variant sees it.
     verdicts = synthetic[0]
