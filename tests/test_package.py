@@ -18,7 +18,7 @@ PACKAGE = Path(autograde.__file__).parent
 # modules of a layer do not import each other in a circle. An entry names a subpackage (all of its modules) or a
 # top-level module; every module of the package must be in exactly one layer.
 LAYERS = [
-    ["cells", "course", "reference", "sources", "startup"],  # the course's facts and code, shared by every step
+    ["cells", "course", "reference", "sources", "startup", "text"],  # the course's facts and code, shared by every step
     ["intake"],  # collect, normalise
     ["run"],  # execute, sandboxed, tests in the checker
     ["results"],  # classify, cache, the CSVs
@@ -127,7 +127,7 @@ def test_the_import_check_sees_imports():
     # (So that the check above cannot pass by reading nothing.)
     assert package_imports(PACKAGE / "grade.py", PACKAGE) >= {
         "intake.collect", "results.cache", "batch.pool", "batch.worker", "pages.report", "run.execute"}
-    assert package_imports(PACKAGE / "intake" / "normalise.py", PACKAGE) == {"cells", "sources"}
+    assert package_imports(PACKAGE / "intake" / "normalise.py", PACKAGE) == {"cells", "sources", "text"}
     assert package_imports(PACKAGE / "pages" / "feedback.py", PACKAGE) == {
         "course", "results.classify", "results.late", "pages.outline", "pages.render"}
     assert package_imports(PACKAGE / "run" / "kernel_manager.py", PACKAGE) == {"run.sandbox"}

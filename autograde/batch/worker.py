@@ -26,7 +26,7 @@ from nbgrader.api import Gradebook, MissingEntry
 from traitlets.config import Config
 
 from ..course import EXERCISES, answer_names, configured, hold_settings, make_course, nbgrader_config
-from ..intake.normalise import Unreadable, first_line, read_submission, rebuild
+from ..intake.normalise import Unreadable, read_submission, rebuild
 from ..results.classify import (
     Graded,
     Status,
@@ -40,6 +40,7 @@ from ..results.classify import (
 from ..run.execute import failures_recorded, grading_settings
 from ..run.kernel_manager import SandboxKernelManager, remove_scratch_of
 from ..run.sandbox import check_sandbox, cpu_cgroup_parent, memory_cgroup_parent
+from ..text import first_line
 
 log = logging.getLogger(__name__)
 

@@ -26,20 +26,13 @@ import nbformat
 
 from ..cells import CellKind, cell_kind
 from ..sources import defined_names
+from ..text import first_line
 
 log = logging.getLogger(__name__)
 
 
 class Unreadable(ValueError):
     """A submitted file that holds no notebook that can be graded (empty, not JSON, no cells)."""
-
-
-def first_line(text) -> str:
-    """The first non-empty line of `text` (any object, as str), stripped, at most 300 characters."""
-    for line in str(text).splitlines():
-        if line.strip():
-            return line.strip()[:300]
-    return ""
 
 
 def read_submission(path: Path) -> tuple[nbformat.NotebookNode, list[str]]:

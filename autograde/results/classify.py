@@ -24,8 +24,8 @@ import nbformat
 
 from ..cells import CellKind, cell_kind
 from ..course import source_notebook
-from ..intake.normalise import first_line
 from ..run.execute import Event, Failure, events
+from ..text import first_line
 from .tracebacks import graders_own_verdict, student_frame
 
 # The message of an exception raised by the student's own code: its first line, at most this long.
