@@ -399,3 +399,37 @@ def test_a_kernels_cgroup_is_made_for_it_and_removed_with_it(monkeypatch):
         assert sandbox.cpu_quota(1) == 120_000  # 1.2 cores of 100 ms periods for one thread
     asyncio.run(manager._async_cleanup_resources())
     assert not any(os.path.exists(f) for f in folders), "the kernel's cgroups outlived it"
+
+
+# Processes that keep forking while the grader empties their cgroup: a chain that forks and exits (one live
+# process whose pid keeps changing) and a tree that keeps growing; each child does the same as its parent.
+RUNAWAYS = {
+    "fork_and_exit_chain": "import os\nwhile True:\n    if os.fork():\n        os._exit(0)\n",
+    "growing_tree": "import os, time\nfor _ in range(5):\n    os.fork()\ntime.sleep(60)\n",
+}
+
+
+@pytest.mark.parametrize("code", RUNAWAYS.values(), ids=RUNAWAYS.keys())
+def test_a_cgroup_is_emptied_and_removed_while_its_processes_fork(code):
+    problem = memory_cgroup_problem()
+    if problem is not None:
+        pytest.skip(f"no cgroup can be made here ({problem})")
+    folder, _ = sandbox.make_memory_cgroup(f"ag-test-runaway-{os.getpid()}", 256 * 2**20)
+    procs = os.path.join(folder, "cgroup.procs")
+
+    def join():
+        with open(procs, "w") as f:
+            f.write(str(os.getpid()))
+
+    subprocess.Popen([sys.executable, "-c", code], preexec_fn=join, stdout=subprocess.DEVNULL)
+    deadline = time.monotonic() + 10
+    while len(Path(procs).read_text().split()) < 2 and "chain" not in code and time.monotonic() < deadline:
+        time.sleep(0.01)
+    try:
+        sandbox.remove_cgroup(folder)
+        assert not os.path.isdir(folder), f"the cgroup was left with {Path(procs).read_text().split()}"
+    finally:
+        if os.path.isdir(folder):
+            for pid in Path(procs).read_text().split():
+                os.kill(int(pid), 9)
+            sandbox.remove_cgroup(folder)
