@@ -409,6 +409,7 @@ RUNAWAYS = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("code", RUNAWAYS.values(), ids=RUNAWAYS.keys())
 def test_a_cgroup_is_emptied_and_removed_while_its_processes_fork(code):
     problem = memory_cgroup_problem()

@@ -815,6 +815,12 @@ _check_merge_stable()
 # `block_size` (also 1, and larger than `m` and `n`). A visible test runs
 # `torch.autograd.gradcheck` on your function, the standard check of a custom
 # `autograd.Function`: run it yourself on small float64 inputs while you work.
+# The values of your gradients are graded in one test cell,
+# `test_FlashAttention_gradients` (2 of the 7 points). The causal, no-key and
+# stability tests compare your gradients with your own on an equivalent
+# problem (each query alone over the keys it may see; only the queries that
+# have a key; the same scores shifted near 0), so a wrong gradient costs its
+# points once.
 #
 # **The memory bounds (tested, with these numbers):**
 #
@@ -920,9 +926,9 @@ def flash_attention(Q, K, V, causal=False, block_size=64):
     ### END SOLUTION
 
 
-# %% nbgrader={"grade": true, "grade_id": "test_FlashAttention", "locked": true, "points": 1, "schema_version": 3, "solution": false}
-# Visible test: the output's shape, and a worked example against autograd through the given reference_attention.
-# Q = 0 gives every key the weight 1/n, so the output is the mean of the values.
+# %% nbgrader={"grade": true, "grade_id": "test_FlashAttention", "locked": true, "points": 0.5, "schema_version": 3, "solution": false}
+# Visible test: the output's shape, and a worked example of the forward pass. Q = 0 gives every key the weight 1/n, so
+# the output is the mean of the values. (Your gradients are graded in test_FlashAttention_gradients, below.)
 def _check_flash_example():
     _Q, _K, _V = torch.zeros(2, 3, 4, 5), torch.zeros(2, 3, 6, 5), torch.zeros(2, 3, 6, 7)
     expect_shape(flash_attention(_Q, _K, _V, block_size=4), (2, 3, 4, 7),
@@ -933,15 +939,6 @@ def _check_flash_example():
     V = torch.randn(1, 1, 5, 3, dtype=torch.float64, generator=generator)
     expect_close(flash_attention(Q, K, V, block_size=2), V.mean(dim=2, keepdim=True).expand(1, 1, 3, 3),
                  "flash_attention with Q = 0 (every weight 1/5: the output is the mean of V's rows), block_size=2")
-    theirs = [x.clone().requires_grad_() for x in (Q + 0.5, K, V)]
-    dO = torch.randn(1, 1, 3, 3, dtype=torch.float64, generator=generator)
-    _, mine, _ = gradients_of(flash_attention, (Q + 0.5, K, V), wrt=(0, 1, 2), pick=None, cotangent=dO,
-                              kwargs={"block_size": 2})
-    _reference_attention(*theirs).backward(dO)
-    for grad, reference, name in zip(mine, theirs, ["dQ", "dK", "dV"]):
-        assert grad is not None, f"{name} is None: the backward pass must return dQ, dK, dV (then None, None)"
-        expect_close(grad, reference.grad, f"{name} of flash_attention (Q = 0.5, 5 keys, block_size=2), "
-                     "against autograd through reference_attention")
 
 
 _check_flash_example()
@@ -982,19 +979,55 @@ def _check_flash_forward(batch, heads, m, n, d, d_v, block_size, seed):
 _check_flash_forward()
 ### END HIDDEN TESTS
 
-# %% nbgrader={"grade": true, "grade_id": "test_FlashAttention_gradients", "locked": true, "points": 1, "schema_version": 3, "solution": false}
-# Hidden tests (hypothesis): dQ, dK and dV equal torch autograd in float64 for many shapes and block sizes (not causal).
-### BEGIN HIDDEN TESTS
-def _compare_gradients(Q, K, V, dO, causal, block_size):
+# %% nbgrader={"grade": true, "grade_id": "test_FlashAttention_gradients", "locked": true, "points": 2, "schema_version": 3, "solution": false}
+# Visible test: your gradients, the one cell that grades their values (a wrong dQ, dK or dV costs these points; the
+# causal, no-key and stability cells below compare your gradients with your own on an equivalent problem, so the same
+# mistake costs nothing there). First a worked example against autograd through the given reference_attention; then
+# torch.autograd.gradcheck, the standard check of a custom torch.autograd.Function. It builds the Jacobian your backward
+# pass implies (one vector-Jacobian product per output entry) and compares it with central finite differences of your
+# forward pass, in float64. gradcheck_of(f, args, kwargs, **options) is
+# torch.autograd.gradcheck(lambda *a: f(*a, **kwargs), args made leaves that require grad, **options).
+def _check_flash_gradient_example():
+    generator = torch.Generator().manual_seed(0)
+    Q = torch.full((1, 1, 3, 2), 0.5, dtype=torch.float64)
+    K = torch.randn(1, 1, 5, 2, dtype=torch.float64, generator=generator)
+    V = torch.randn(1, 1, 5, 3, dtype=torch.float64, generator=generator)
+    dO = torch.randn(1, 1, 3, 3, dtype=torch.float64, generator=generator)
     theirs = [x.clone().requires_grad_() for x in (Q, K, V)]
     _, mine, _ = gradients_of(flash_attention, (Q, K, V), wrt=(0, 1, 2), pick=None, cotangent=dO,
-                              kwargs={"causal": causal, "block_size": block_size})
-    mask = _causal_alignment(Q.shape[-2], K.shape[-2]) if causal else None
-    _reference_attention(*theirs, mask=mask).backward(dO)
+                              kwargs={"block_size": 2})
+    _reference_attention(*theirs).backward(dO)
+    for grad, reference, name in zip(mine, theirs, ["dQ", "dK", "dV"]):
+        assert grad is not None, f"{name} is None: the backward pass must return dQ, dK, dV (then None, None)"
+        expect_close(grad, reference.grad, f"{name} of flash_attention (Q = 0.5, 5 keys, block_size=2), "
+                     "against autograd through reference_attention (is the scale 1/sqrt(d) in dQ and in dK?)")
+
+
+def _visible_gradcheck():
+    generator = torch.Generator().manual_seed(5)
+    Q, K, V = (torch.randn(1, 1, rows, 2, dtype=torch.float64, generator=generator) for rows in (3, 4, 4))
+    try:
+        return gradcheck_of(flash_attention, (Q, K, V), {"block_size": 3}, raise_exception=True)
+    except RuntimeError as error:  # torch's GradcheckError: where the two Jacobians differ
+        raise AssertionError("torch.autograd.gradcheck fails for flash_attention(Q (1, 1, 3, 2), K (1, 1, 4, 2), "
+                             "V (1, 1, 4, 2), block_size=3): the gradients your backward pass returns are not those "
+                             f"of your forward pass. {str(error).splitlines()[0]}") from None
+
+
+_check_flash_gradient_example()
+assert _visible_gradcheck(), "torch.autograd.gradcheck of flash_attention returned False"
+# Hidden tests (hypothesis): dQ, dK and dV equal torch autograd in float64 for many shapes and block sizes (not causal),
+# and gradcheck for more shapes, with fewer or more queries than keys.
+### BEGIN HIDDEN TESTS
+def _compare_gradients(Q, K, V, dO, block_size):
+    theirs = [x.clone().requires_grad_() for x in (Q, K, V)]
+    _, mine, _ = gradients_of(flash_attention, (Q, K, V), wrt=(0, 1, 2), pick=None, cotangent=dO,
+                              kwargs={"block_size": block_size})
+    _reference_attention(*theirs).backward(dO)
     for grad, reference, name in zip(mine, theirs, ["dQ", "dK", "dV"]):
         assert grad is not None, f"{name} is None: the backward pass must return dQ, dK, dV (then None, None)"
         expect_close(grad, reference.grad, f"{name} of flash_attention for random "
-                     f"{_shape_text(Q, K, V, causal, block_size)}, against torch autograd")
+                     f"{_shape_text(Q, K, V, False, block_size)}, against torch autograd")
 
 
 @_SETTINGS
@@ -1002,27 +1035,71 @@ def _compare_gradients(Q, K, V, dO, causal, block_size):
        st.integers(1, 3), st.integers(1, 12), st.integers(0, 10_000))
 def _check_flash_gradients(batch, heads, m, n, d, d_v, block_size, seed):
     Q, K, V, dO = _random_qkv(seed, batch, heads, m, n, d, d_v)
-    _compare_gradients(Q, K, V, dO, False, block_size)
+    _compare_gradients(Q, K, V, dO, block_size)
+
+
+def _check_flash_gradcheck():
+    for m, n, block_size in [(4, 5, 2), (5, 3, 2), (3, 6, 4)]:
+        Q, K, V, _ = _random_qkv(77 + m, 1, 2, m, n, 3, 2, scale=1.0)
+        try:
+            ok = gradcheck_of(flash_attention, (Q, K, V), kwargs={"block_size": block_size},
+                              eps=1e-6, atol=1e-5, rtol=1e-4, raise_exception=True)
+        except RuntimeError as error:  # torch.autograd.gradcheck.GradcheckError is a RuntimeError
+            raise AssertionError(f"torch.autograd.gradcheck fails for {_shape_text(Q, K, V, False, block_size)}: "
+                                 f"your backward pass disagrees with finite differences of your forward pass. "
+                                 f"{str(error).splitlines()[0]}") from None
+        assert ok, f"torch.autograd.gradcheck fails for {_shape_text(Q, K, V, False, block_size)}"
 
 
 _check_flash_gradients()
+_check_flash_gradcheck()
 ### END HIDDEN TESTS
 
 # %% nbgrader={"grade": true, "grade_id": "test_FlashAttention_causal", "locked": true, "points": 1, "schema_version": 3, "solution": false}
-# Hidden tests (hypothesis): causal=True (query i sees key j <= i + n - m), output and gradients, for m <= n, m > n.
-# For m = n the output is also compared with torch's scaled_dot_product_attention(is_causal=True).
+# Hidden tests (hypothesis): causal=True (query i sees key j <= i + n - m), for m <= n and m > n. The output equals
+# attention with that mask (for m = n, also torch's scaled_dot_product_attention(is_causal=True)). The gradients are
+# those of each query alone over the keys it may see: the sum over queries i of your own gradients of
+# flash_attention(Q[..., i:i+1, :], K[..., :k, :], V[..., :k, :]) (not causal, k = i + n - m + 1 keys; none when
+# k <= 0). Whether those are right is test_FlashAttention_gradients's question; this cell checks the mask.
 ### BEGIN HIDDEN TESTS
+def _causal_by_queries(Q, K, V, dO, block_size):
+    """dQ, dK, dV of causal attention as the sum over queries of your own gradients of each query alone over the keys
+    it may see (not causal)."""
+    m, n = Q.shape[-2], K.shape[-2]
+    sums = [torch.zeros_like(Q), torch.zeros_like(K), torch.zeros_like(V)]
+    for i in range(m):
+        keys = i + n - m + 1
+        if keys <= 0:
+            continue  # a query with no allowed key adds nothing
+        _, alone, _ = gradients_of(flash_attention, (Q[..., i:i + 1, :], K[..., :keys, :], V[..., :keys, :]),
+                                   wrt=(0, 1, 2), pick=None, cotangent=dO[..., i:i + 1, :],
+                                   kwargs={"block_size": block_size})
+        for grad, name in zip(alone, ["dQ", "dK", "dV"]):
+            assert grad is not None, f"{name} is None: the backward pass must return dQ, dK, dV (then None, None)"
+        sums[0][..., i:i + 1, :] += torch.as_tensor(alone[0])
+        sums[1][..., :keys, :] += torch.as_tensor(alone[1])
+        sums[2][..., :keys, :] += torch.as_tensor(alone[2])
+    return sums
+
+
 @_SETTINGS
 @given(st.integers(1, 2), st.integers(1, 9), st.integers(1, 9), st.integers(1, 4), st.integers(1, 12),
        st.integers(0, 10_000))
 def _check_flash_causal(heads, m, n, d, block_size, seed):
     Q, K, V, dO = _random_qkv(seed, 1, heads, m, n, d, 2)
-    with torch.no_grad():
-        got = flash_attention(Q, K, V, causal=True, block_size=block_size)
-    expect_close(got, _reference_attention(Q, K, V, mask=_causal_alignment(m, n)),
-                 f"the output of flash_attention for random {_shape_text(Q, K, V, True, block_size)} (query i may "
-                 "attend to key j when j <= i + n - m; the last query sees every key)")
-    _compare_gradients(Q, K, V, dO, True, block_size)
+    what = _shape_text(Q, K, V, True, block_size)
+    out, mine, _ = gradients_of(flash_attention, (Q, K, V), wrt=(0, 1, 2), pick=None, cotangent=dO,
+                                kwargs={"causal": True, "block_size": block_size})
+    expect_close(out, _reference_attention(Q, K, V, mask=_causal_alignment(m, n)),
+                 f"the output of flash_attention for random {what} (query i may attend to key j when j <= i + n - m; "
+                 "the last query sees every key)")
+    for grad, expected, name in zip(mine, _causal_by_queries(Q, K, V, dO, block_size), ["dQ", "dK", "dV"]):
+        assert grad is not None, f"{name} is None: the backward pass must return dQ, dK, dV (then None, None)"
+        expect_close(grad, expected, f"{name} of flash_attention for random {what}, against the sum over queries i "
+                     "of your own gradients of query i alone over the keys it may see, flash_attention(Q[..., i:i+1, "
+                     ":], K[..., :k, :], V[..., :k, :]) with k = i + n - m + 1, not causal (a key j > i + n - m must "
+                     "get no gradient from query i in the backward pass either; mask the blocks the same way in both "
+                     "passes)")
 
 
 _check_flash_causal()
@@ -1042,21 +1119,31 @@ _check_flash_causal_sdpa()
 ### END HIDDEN TESTS
 
 # %% nbgrader={"grade": true, "grade_id": "test_FlashAttention_no_key", "locked": true, "points": 0.5, "schema_version": 3, "solution": false}
-# Hidden tests: causal with m = 6 queries and n = 2 keys: queries 0 to 3 may attend to no key. Their output is 0, and
-# every gradient is finite and right (their rows of dQ are 0, and they add nothing to dK, dV).
+# Hidden tests: causal with m = 6 queries and n = 2 keys: queries 0 to 3 may attend to no key. Their output is 0, every
+# gradient is finite (never NaN), their rows of dQ are 0, and they add nothing to dK and dV: the gradients of the rest
+# equal your own gradients of queries 4 and 5 alone, flash_attention(Q[..., 4:, :], K, V, causal=True).
 ### BEGIN HIDDEN TESTS
 def _check_flash_no_key():
     Q, K, V, dO = _random_qkv(76, 1, 1, 6, 2, 3, 2)
+    what = "with 4 of 6 queries that may attend to no key (causal, m = 6 > n = 2, block_size=2)"
     out, mine, _ = gradients_of(flash_attention, (Q, K, V), wrt=(0, 1, 2), pick=None, cotangent=dO,
                                 kwargs={"causal": True, "block_size": 2})
     expect_close(out[0, 0, :4], torch.zeros(4, 2), "the output of queries 0 to 3, which may attend to no key "
                  "(causal, m = 6 > n = 2)")
-    theirs = [x.clone().requires_grad_() for x in (Q, K, V)]
-    _reference_attention(*theirs, mask=_causal_alignment(6, 2)).backward(dO)
-    for grad, reference, name in zip(mine, theirs, ["dQ", "dK", "dV"]):
+    for grad, name in zip(mine, ["dQ", "dK", "dV"]):
         assert grad is not None, f"{name} is None: the backward pass must return dQ, dK, dV (then None, None)"
-        expect_close(grad, reference.grad, f"{name} with 4 of 6 queries that may attend to no key (zero "
-                     "gradient from them, never NaN)")
+        grad = torch.as_tensor(grad)
+        assert bool(torch.all(torch.isfinite(grad))), (
+            f"{name} {what} is not finite: {grad[0, 0].tolist()}; such a query has L = -inf, and exp(S - L) or "
+            "0 * inf gives inf or NaN: give it zero weight in the backward pass (exp(S - inf) = 0)")
+    expect_close(mine[0][..., :4, :], torch.zeros(1, 1, 4, 3), f"rows 0 to 3 of dQ {what} (zero gradient)")
+    _, alone, _ = gradients_of(flash_attention, (Q[..., 4:, :], K, V), wrt=(0, 1, 2), pick=None,
+                               cotangent=dO[..., 4:, :], kwargs={"causal": True, "block_size": 2})
+    expect_close(mine[0][..., 4:, :], alone[0], f"rows 4 and 5 of dQ {what}, against your own dQ of queries 4 and 5 "
+                 "alone, flash_attention(Q[..., 4:, :], K, V, causal=True)")
+    for grad, expected, name in zip(mine[1:], alone[1:], ["dK", "dV"]):
+        expect_close(grad, expected, f"{name} {what}, against your own {name} of queries 4 and 5 alone, "
+                     "flash_attention(Q[..., 4:, :], K, V, causal=True): queries 0 to 3 must add nothing to it")
 
 
 _check_flash_no_key()
@@ -1080,65 +1167,44 @@ _check_flash_no_key_L()
 ### END HIDDEN TESTS
 
 # %% nbgrader={"grade": true, "grade_id": "test_FlashAttention_stable", "locked": true, "points": 0.5, "schema_version": 3, "solution": false}
-# Hidden tests: scores near 800 and -800 (exp overflows to inf and underflows to 0 there): the output and the gradients
-# are finite and equal autograd through the tests' own attention (torch.softmax subtracts the maximum).
+# Hidden tests: scores near 800 and -800 (exp overflows to inf and underflows to 0 there). The output is finite and equals
+# the tests' own attention (torch.softmax subtracts the maximum); the gradients are finite and equal your own gradients
+# of the same queries shifted to scores near 0. Every key's feature 0 is 1, so adding c to a query's feature 0 adds
+# c / sqrt(d) to each of its scores: no weight changes, nor O, dQ, dV or dK's other features (dK's feature 0 is
+# sum_i dS_ij Q_i0 / sqrt(d), which changes with Q_i0).
 ### BEGIN HIDDEN TESTS
 def _check_flash_stable():
     generator = torch.Generator().manual_seed(81)
     Q, K, V, dO = (torch.randn(1, 1, rows, 4, dtype=torch.float64, generator=generator) for rows in (4, 5, 5, 4))
     K[..., 0] = 1.0
+    near_zero = Q.clone()
+    near_zero[..., 0] = torch.tensor([0.0, 0.0, -2.0, -2.0])
     Q[..., 0] = torch.tensor([1600.0, -1600.0, 1598.0, -1602.0])  # scores Q K^T / 2 near 800, -800, 799 and -801
     what = "flash_attention for scores near 800 (queries 0 and 2) and -800 (queries 1 and 3), block_size=2"
     out, mine, _ = gradients_of(flash_attention, (Q, K, V), wrt=(0, 1, 2), pick=None, cotangent=dO,
                                 kwargs={"block_size": 2})
-    theirs = [x.clone().requires_grad_() for x in (Q, K, V)]
-    expected = _reference_attention(*theirs)
-    expected.backward(dO)
+    expected = _reference_attention(Q, K, V)
     assert bool(torch.all(torch.isfinite(torch.as_tensor(out)))), (
         f"the output of {what} is not finite: {torch.as_tensor(out)[0, 0].tolist()}; exp(800) overflows to inf, so "
         "subtract each query's running maximum before exp (and keep L = maximum + log of the sum)")
     expect_close(out, expected, f"the output of {what} (exp(-800) underflows to 0: subtract the running maximum)")
-    for grad, reference, name in zip(mine, theirs, ["dQ", "dK", "dV"]):
+    for grad, name in zip(mine, ["dQ", "dK", "dV"]):
         assert grad is not None, f"{name} is None: the backward pass must return dQ, dK, dV (then None, None)"
-        expect_close(grad, reference.grad, f"{name} of {what}, against torch autograd")
+        assert bool(torch.all(torch.isfinite(torch.as_tensor(grad)))), (
+            f"{name} of {what} is not finite: {torch.as_tensor(grad)[0, 0].tolist()}; recompute each block's weights "
+            "as exp(S - L), never exp(S) alone (exp(800) overflows)")
+    _, small, _ = gradients_of(flash_attention, (near_zero, K, V), wrt=(0, 1, 2), pick=None, cotangent=dO,
+                               kwargs={"block_size": 2})
+    shifted = ("your own {} of the same problem shifted to scores near 0 (Q[..., 0] = (0, 0, -2, -2); adding the same "
+               "number to every score of a query changes no weight, so not {} either): at large scores, subtract the "
+               "maximum, or L, before exp")
+    expect_close(mine[0], small[0], f"dQ of {what}, against " + shifted.format("dQ", "dQ"))
+    expect_close(mine[2], small[2], f"dV of {what}, against " + shifted.format("dV", "dV"))
+    expect_close(mine[1][..., 1:], small[1][..., 1:], f"dK[..., 1:] of {what}, against "
+                 + shifted.format("dK[..., 1:]", "dK's features 1 to 3"))
 
 
 _check_flash_stable()
-### END HIDDEN TESTS
-
-# %% nbgrader={"grade": true, "grade_id": "test_FlashAttention_gradcheck", "locked": true, "points": 0.5, "schema_version": 3, "solution": false}
-# Visible test: torch.autograd.gradcheck, the standard check of a custom torch.autograd.Function. It builds the Jacobian
-# your backward pass implies (one vector-Jacobian product per output entry) and compares it with central finite
-# differences of your forward pass, in float64. gradcheck_of(f, args, kwargs, **options) is
-# torch.autograd.gradcheck(lambda *a: f(*a, **kwargs), args made leaves that require grad, **options).
-def _visible_gradcheck():
-    generator = torch.Generator().manual_seed(5)
-    Q, K, V = (torch.randn(1, 1, rows, 2, dtype=torch.float64, generator=generator) for rows in (3, 4, 4))
-    try:
-        return gradcheck_of(flash_attention, (Q, K, V), {"block_size": 3}, raise_exception=True)
-    except RuntimeError as error:  # torch's GradcheckError: where the two Jacobians differ
-        raise AssertionError("torch.autograd.gradcheck fails for flash_attention(Q (1, 1, 3, 2), K (1, 1, 4, 2), "
-                             "V (1, 1, 4, 2), block_size=3): the gradients your backward pass returns are not those "
-                             f"of your forward pass. {str(error).splitlines()[0]}") from None
-
-
-assert _visible_gradcheck(), "torch.autograd.gradcheck of flash_attention returned False"
-# Hidden tests: the same check for more shapes, causal or not, with fewer or more queries than keys.
-### BEGIN HIDDEN TESTS
-def _check_flash_gradcheck():
-    for m, n, causal, block_size in [(4, 5, False, 2), (5, 3, True, 2), (3, 6, True, 4)]:
-        Q, K, V, _ = _random_qkv(77 + m, 1, 2, m, n, 3, 2, scale=1.0)
-        try:
-            ok = gradcheck_of(flash_attention, (Q, K, V), kwargs={"causal": causal, "block_size": block_size},
-                              eps=1e-6, atol=1e-5, rtol=1e-4, raise_exception=True)
-        except RuntimeError as error:  # torch.autograd.gradcheck.GradcheckError is a RuntimeError
-            raise AssertionError(f"torch.autograd.gradcheck fails for {_shape_text(Q, K, V, causal, block_size)}: "
-                                 f"your backward pass disagrees with finite differences of your forward pass. "
-                                 f"{str(error).splitlines()[0]}") from None
-        assert ok, f"torch.autograd.gradcheck fails for {_shape_text(Q, K, V, causal, block_size)}"
-
-
-_check_flash_gradcheck()
 ### END HIDDEN TESTS
 
 # %% nbgrader={"grade": true, "grade_id": "test_FlashAttention_saved", "locked": true, "points": 0.5, "schema_version": 3, "solution": false}
