@@ -11,7 +11,7 @@ layer or earlier ones (``tests/test_package.py`` checks it):
 1. :mod:`autograde.intake`: submissions as an LMS exports them → nbgrader's layout (``collect``, ``lms``); each
    notebook read, salvaged, rebuilt on the released one (``normalise``);
 2. :mod:`autograde.run`: nbgrader runs a notebook (``execute``, its cells timed by ``clock``) in a sandboxed
-   (``kernel_manager``, ``sandbox``) kernel, its test cells in a checker process (``checker``) that queries the
+   (``kernel_manager``, ``sandbox``, ``cgroups``) kernel, its test cells in a checker process (``checker``) that queries the
    kernel's agent (``agent``, ``probes``) over data-only frames (``wire``), recording events in cell metadata;
 3. :mod:`autograde.results`: a :class:`~autograde.results.classify.Status` and a message per test cell, and notes
    (``classify``, ``tracebacks``); results kept between runs, keyed by everything a grade depends on (``cache``);

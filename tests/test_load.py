@@ -23,8 +23,8 @@ from autograde.batch.worker import FAILED
 from autograde.course import REPO, assignment_ids, cells_checking, graded_cell_ids, source_notebook
 from autograde.grade import settings_in_force
 from autograde.reference import solution_code
+from autograde.run.cgroups import memory_cgroup_parent
 from autograde.run.execute import CellClock, run_queue_wait
-from autograde.run.sandbox import memory_cgroup_parent
 from tests.support.commands import read_rows
 from tests.support.scenarios import kept
 from tests.support.scratch import ScratchWatch, scratch_left, worker_pid

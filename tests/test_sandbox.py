@@ -20,7 +20,7 @@ import pytest
 
 from autograde.course import REPO, assignment_ids, cells_checking, graded_cell_ids, source_notebook
 from autograde.reference import solution_code
-from autograde.run import sandbox
+from autograde.run import cgroups, sandbox
 from tests.support.commands import grade_command, read_rows, repo_copy
 from tests.support.scenarios import kept
 from tests.support.scratch import ScratchWatch
@@ -223,7 +223,7 @@ def _grade_limited(base: Path) -> dict:
     assert proc.returncode == 0, proc.stderr
     shutil.rmtree(copy)  # (a whole repository: not kept)
     scores = {(r["student_id"], r["grade_id"]): r for r in read_rows(base / "out" / "scores.csv")}
-    parent, _ = sandbox._own_memory_cgroup()
+    parent, _ = cgroups._own_memory_cgroup()
     left = sorted(str(Path(parent, name)) for name in watch.seen[scratch] if Path(parent, name).exists()) \
         if parent is not None else []
     return {"scores": scores, "stderr": proc.stderr, "out": base / "out", "cgroups_left": left,
@@ -247,9 +247,9 @@ def test_cells_past_the_notebook_time_limit_count_as_timed_out(limited):
 
 def memory_cgroup_problem() -> str | None:
     """Why no memory cgroup can be made here (None if one can)."""
-    folder, problem = sandbox.make_memory_cgroup(f"ag-test-{os.getpid()}", 64 * 2**20)
+    folder, problem = cgroups.make_memory_cgroup(f"ag-test-{os.getpid()}", 64 * 2**20)
     if folder is not None:
-        sandbox.remove_cgroup(folder)
+        cgroups.remove_cgroup(folder)
     return problem
 
 
@@ -271,14 +271,14 @@ def test_a_kernels_processes_share_one_memory_limit(limited):
 
 def cpu_cgroup_problem() -> str | None:
     """Why no CPU limit can be set on a kernel here (None if one can)."""
-    folder, problem = sandbox.make_cpu_cgroup(f"ag-test-{os.getpid()}", 1)
+    folder, problem = cgroups.make_cpu_cgroup(f"ag-test-{os.getpid()}", 1)
     if folder is not None:
-        sandbox.remove_cgroup(folder)
+        cgroups.remove_cgroup(folder)
     elif problem is None:  # (cgroup v2: on the memory cgroup)
-        memory, problem = sandbox.make_memory_cgroup(f"ag-test-{os.getpid()}", 64 * 2**20)
+        memory, problem = cgroups.make_memory_cgroup(f"ag-test-{os.getpid()}", 64 * 2**20)
         if memory is not None:
-            problem = sandbox.limit_cpu_v2(memory, 1)
-            sandbox.remove_cgroup(memory)
+            problem = cgroups.limit_cpu_v2(memory, 1)
+            cgroups.remove_cgroup(memory)
     return problem
 
 
@@ -317,27 +317,27 @@ def test_a_kernels_processes_share_one_cpu_budget():
     problem = cpu_cgroup_problem()
     if problem is not None:
         pytest.skip(f"no CPU limit can be set here ({problem}): the time limits still charge all processes' CPU")
-    folder, _ = sandbox.make_cpu_cgroup(f"ag-test-budget-{os.getpid()}", 1)
+    folder, _ = cgroups.make_cpu_cgroup(f"ag-test-budget-{os.getpid()}", 1)
     made_v2 = folder is None
     if made_v2:
-        folder, _ = sandbox.make_memory_cgroup(f"ag-test-budget-{os.getpid()}", 2**30)
-        assert sandbox.limit_cpu_v2(folder, 1) is None
+        folder, _ = cgroups.make_memory_cgroup(f"ag-test-budget-{os.getpid()}", 2**30)
+        assert cgroups.limit_cpu_v2(folder, 1) is None
     try:
         used = busy_children_cpu(folder)
     finally:
-        sandbox.remove_cgroup(folder)
+        cgroups.remove_cgroup(folder)
     assert used < 1.45 * 2.0, f"three busy children in a kernel's cgroup got {used:.2f} s of CPU in 2 s"
 
 
 @pytest.mark.slow
 @pytest.mark.sandbox
 def test_no_kernel_cgroup_outlives_grading(limited):
-    parent, _ = sandbox._own_memory_cgroup()
+    parent, _ = cgroups._own_memory_cgroup()
     if parent is None:
         pytest.skip("no memory cgroup here")
     assert len(limited["kernels"]) >= 3, f"the run's kernels were not seen: {limited['kernels']}"  # (not vacuous)
     assert limited["cgroups_left"] == [], "kernels' cgroups were left behind"
-    cpu_parent = sandbox.cpu_cgroup_parent()
+    cpu_parent = cgroups.cpu_cgroup_parent()
     if cpu_parent is not None:
         left = [name for name in limited["kernels"] if Path(cpu_parent, name).exists()]
         assert left == [], f"kernels' CPU cgroups were left behind: {left}"
@@ -350,8 +350,8 @@ def kernel_command(monkeypatch, made) -> tuple[list[str], object]:
     from autograde.run.kernel_manager import SandboxKernelManager
 
     if made is not None:
-        monkeypatch.setattr(sandbox, "make_memory_cgroup", lambda name, limit: made)
-        monkeypatch.setattr(sandbox, "make_cpu_cgroup", lambda name, threads: (None, "no cpu controller here"))
+        monkeypatch.setattr(cgroups, "make_memory_cgroup", lambda name, limit: made)
+        monkeypatch.setattr(cgroups, "make_cpu_cgroup", lambda name, threads: (None, "no cpu controller here"))
     manager = SandboxKernelManager(kernel_name="python3")
 
     async def prepare():
@@ -395,8 +395,8 @@ def test_a_kernels_cgroup_is_made_for_it_and_removed_with_it(monkeypatch):
              Path(f, "cpu.cfs_quota_us").read_text() for f in folders
              if Path(f, "cpu.max").exists() or Path(f, "cpu.cfs_quota_us").exists()]
     if cpu_cgroup_problem() is None:
-        assert [int(q) for q in quota] == [sandbox.cpu_quota(manager.threads)], (folders, quota)
-        assert sandbox.cpu_quota(1) == 120_000  # 1.2 cores of 100 ms periods for one thread
+        assert [int(q) for q in quota] == [cgroups.cpu_quota(manager.threads)], (folders, quota)
+        assert cgroups.cpu_quota(1) == 120_000  # 1.2 cores of 100 ms periods for one thread
     asyncio.run(manager._async_cleanup_resources())
     assert not any(os.path.exists(f) for f in folders), "the kernel's cgroups outlived it"
 
@@ -415,7 +415,7 @@ def test_a_cgroup_is_emptied_and_removed_while_its_processes_fork(code):
     problem = memory_cgroup_problem()
     if problem is not None:
         pytest.skip(f"no cgroup can be made here ({problem})")
-    folder, _ = sandbox.make_memory_cgroup(f"ag-test-runaway-{os.getpid()}", 256 * 2**20)
+    folder, _ = cgroups.make_memory_cgroup(f"ag-test-runaway-{os.getpid()}", 256 * 2**20)
     procs = os.path.join(folder, "cgroup.procs")
 
     def join():
@@ -427,10 +427,10 @@ def test_a_cgroup_is_emptied_and_removed_while_its_processes_fork(code):
     while len(Path(procs).read_text().split()) < 2 and "chain" not in code and time.monotonic() < deadline:
         time.sleep(0.01)
     try:
-        sandbox.remove_cgroup(folder)
+        cgroups.remove_cgroup(folder)
         assert not os.path.isdir(folder), f"the cgroup was left with {Path(procs).read_text().split()}"
     finally:
         if os.path.isdir(folder):
             for pid in Path(procs).read_text().split():
                 os.kill(int(pid), 9)
-            sandbox.remove_cgroup(folder)
+            cgroups.remove_cgroup(folder)

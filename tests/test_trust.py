@@ -268,7 +268,7 @@ def _lose_workers(base: Path) -> dict:
     stdout, stderr = proc.communicate(timeout=60)
     assert proc.returncode == 0, stderr
     workers = [int(folder.name.split("-")[-1]) for folder in (out / "nbgrader").glob("worker-*")]
-    from autograde.run.sandbox import _own_memory_cgroup
+    from autograde.run.cgroups import _own_memory_cgroup
 
     parent, _ = _own_memory_cgroup()  # (the kernels' memory cgroups, where they can be made, lie below it)
     return {"out": out, "stderr": stderr, "killed": killed, "workers": workers,

@@ -37,9 +37,10 @@ from ..results.classify import (
     graders_fault,
     same_for_all,
 )
+from ..run.cgroups import cpu_cgroup_parent, memory_cgroup_parent
 from ..run.execute import failures_recorded, grading_settings
 from ..run.kernel_manager import SandboxKernelManager, remove_scratch_of
-from ..run.sandbox import check_sandbox, cpu_cgroup_parent, memory_cgroup_parent
+from ..run.sandbox import check_sandbox
 from ..text import first_line
 
 log = logging.getLogger(__name__)

@@ -18,7 +18,7 @@ import psutil
 from jupyter_client.manager import AsyncKernelManager
 from traitlets import Bool, Enum, Integer, Unicode
 
-from . import sandbox
+from . import cgroups, sandbox
 
 log = logging.getLogger(__name__)
 _said = {"no cgroup": False, "no cpu cgroup": False}  # what this process has logged once
@@ -102,15 +102,15 @@ class SandboxKernelManager(AsyncKernelManager):
         # A cgroup of the same name holds the kernel's processes to memory_mib together: forked children each
         # under the address-space limit must not add up past it. (A restart's kernel gets a fresh one.)
         self._remove_cgroup()
-        self._cgroup, problem = sandbox.make_memory_cgroup(os.path.basename(self._scratch), self.memory_mib * 2**20)
+        self._cgroup, problem = cgroups.make_memory_cgroup(os.path.basename(self._scratch), self.memory_mib * 2**20)
         if problem is not None and not _said["no cgroup"]:
             _said["no cgroup"] = True
             log.warning("no memory cgroup for the kernels (%s): each of a kernel's processes is limited to %d MiB of "
                         "address space, but not all of them together", problem, self.memory_mib)
         # One CPU budget for all the kernel's threads and children (cgroup v2: on the same cgroup; v1: its own).
-        self._cpu_cgroup, problem = sandbox.make_cpu_cgroup(os.path.basename(self._scratch), self.threads)
+        self._cpu_cgroup, problem = cgroups.make_cpu_cgroup(os.path.basename(self._scratch), self.threads)
         if problem is None and self._cpu_cgroup is None and self._cgroup is not None:
-            problem = sandbox.limit_cpu_v2(self._cgroup, self.threads)
+            problem = cgroups.limit_cpu_v2(self._cgroup, self.threads)
         if problem is not None and not _said["no cpu cgroup"]:
             _said["no cpu cgroup"] = True
             log.warning("no CPU limit for the kernels (%s): the time limits charge the CPU of all a kernel's "
@@ -178,10 +178,10 @@ class SandboxKernelManager(AsyncKernelManager):
 
     def _remove_cgroup(self) -> None:
         if getattr(self, "_cgroup", None):
-            sandbox.remove_cgroup(self._cgroup)
+            cgroups.remove_cgroup(self._cgroup)
             self._cgroup = None
         if getattr(self, "_cpu_cgroup", None):
-            sandbox.remove_cgroup(self._cpu_cgroup)
+            cgroups.remove_cgroup(self._cpu_cgroup)
             self._cpu_cgroup = None
 
     # The base class binds this name to its own method, which nbclient calls after a kernel died.
@@ -238,4 +238,4 @@ def remove_scratch_of(pid: int, scratch_base: str | None = None, cgroup_parent: 
     """
     for folder in Path(scratch_base or tempfile.gettempdir()).glob(f"ag-{pid}-*"):
         shutil.rmtree(folder, ignore_errors=True)
-    sandbox.remove_cgroups_of(f"ag-{pid}-", cgroup_parent, cpu_parent)
+    cgroups.remove_cgroups_of(f"ag-{pid}-", cgroup_parent, cpu_parent)
