@@ -80,8 +80,8 @@ SAMPLED_MUTANTS: tuple[tuple[str, str, Path], ...] = tuple((a, g, MUTANTS / a / 
     ("05-transformer", "TinyGPT", "mask_hides_current"),
     # A class token without its position: the visible, hand-written and attention cells fail; training keeps its points.
     ("06-beyond-text", "ViT", "class_token_without_position"),
-    # L saved before the last block's update: the forward is right, the visible, gradient, causal, no-key and gradcheck
-    # cells fail (the saved-tensor check and the measured ratio keep their points).
+    # L saved before the last block's update: the forward is right; the gradient, causal and no-key L cells fail (the
+    # saved-tensor check and the measured ratio keep their points).
     ("07-backward-pass", "FlashAttention", "L_before_final_rescale"),
     # Query head h reading kv head h % n_kv_heads: the visible worked example and the groups fail, MHA and the cache
     # (consistent with itself) keep their points.
