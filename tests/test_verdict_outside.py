@@ -129,3 +129,37 @@ def test_left_alive_finds_what_a_call_keeps_also_in_a_cache_an_earlier_call_fill
     alive = left_alive(plain, (x,), wrt=(0,))
     assert not [entry for entry in alive if entry[-1] == "new"], alive
     assert {owner for *_, owner in alive} <= {"input 0", "output"}, alive
+
+
+def test_held_by_counts_what_an_object_keeps_however_it_stores_it():
+    """The probe behind chapter 8's window-cache bound (run/probes.py, `held_by` in the notebook): tensors and arrays
+    in attributes, slots, lists, tuples, dicts, deques, sets and nested objects are found, each once (a cycle ends,
+    the same view twice counts once), Python floats count one, integers and functions nothing."""
+    from collections import deque
+
+    import numpy as np
+    import torch
+
+    from autograde.run.probes import held_by
+
+    class Slotted:
+        __slots__ = ("kept",)
+
+        def __init__(self):
+            self.kept = torch.zeros(2, 3)
+
+    class Cache:
+        pass
+
+    cache, inner = Cache(), Cache()
+    shared = torch.ones(4, 5)
+    cache.recent = deque([(shared[:1], shared[1:2])], maxlen=3)
+    cache.first = [shared[:1]]  # the same view as in the deque: counted once
+    cache.table = {"a": np.ones(7), "b": {torch.arange(3).sum().item(): 0.5}}
+    cache.inner, inner.parent, inner.slotted = inner, cache, Slotted()  # a cycle
+    cache.count, cache.positions, cache.hook = 12, torch.arange(6), print
+    found = held_by(cache)
+    floating = sum(elements for *_, elements, is_float in found if is_float)
+    assert floating == 5 + 5 + 7 + 1 + 6, found
+    assert sorted(elements for *_, elements, is_float in found if not is_float) == [6], found
+    assert {path for path, *_ in found} >= {".inner.slotted.kept", ".positions", ".table['a']"}, found

@@ -29,7 +29,7 @@ the kernel with correct earlier functions) and ``peak_memory_of`` (it
 measures the kernel's memory as the operating system counts it: the peak of
 its memory cgroup, else of its process, never a counter in the student's
 process), and the probes ``gradients_of``, ``saved_by``, ``gradcheck_of``,
-``largest_operation_of`` and ``left_alive_by`` (:mod:`autograde.run.probes`:
+``largest_operation_of``, ``left_alive_by`` and ``held_by`` (:mod:`autograde.run.probes`:
 autograd through the student's function runs in the kernel, where its graph
 is, and what it measured comes back as data).
 """
@@ -465,7 +465,7 @@ class NotebookChecker:
     OVERRIDES = {"retry_with_reference": "_retry_with_reference", "peak_memory_of": "_peak_memory_of",
                  "_rerun_answer_with_references": "_rerun_answer_with_references", "gradients_of": "gradients",
                  "saved_by": "saved_by", "gradcheck_of": "gradcheck_of", "largest_operation_of": "largest_operation",
-                 "left_alive_by": "left_alive"}
+                 "left_alive_by": "left_alive", "held_by": "held_by"}
 
     def _compile(self, source: str, name: str):
         """`source` compiled, less its top-level definitions of the helpers the checker replaces (its own stand in,

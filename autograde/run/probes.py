@@ -3,8 +3,8 @@
 The grader sends this file's source into each kernel with :mod:`autograde.run.agent`, which runs a probe when
 the checker asks (``{"op": "probe", "name": ...}``) and returns what it measured as data; the checker runs the
 same function itself on objects of its own (a reference). A notebook gives the same helpers to the student
-(``gradients_of``, ``saved_by``, ``gradcheck_of``, ``largest_operation_of``, ``left_alive_by``), so that a test
-reads the same in the student's copy.
+(``gradients_of``, ``saved_by``, ``gradcheck_of``, ``largest_operation_of``, ``left_alive_by``, ``held_by``), so
+that a test reads the same in the student's copy.
 
 What a probe returns is measured inside the student's process, which the student's code could patch (torch
 itself); it is what the student's code does, as autograd there sees it, never a value of the tests'.
@@ -160,5 +160,50 @@ def left_alive(target, args, wrt=(), kwargs=None):
     return alive
 
 
+def held_by(target, limit=100_000):
+    """What `target` holds, measured where it lives: every tensor and array reachable from it through objects'
+    attributes (``__dict__`` and ``__slots__``), lists, tuples, dicts (keys and values), sets and deques, each
+    object once (a cycle ends), `limit` objects at most; functions, classes and modules are not walked. [(path,
+    dtype, shape, elements, floating)] for each, a Python float as one floating element of shape (). Two views of
+    the same elements (data pointer, dtype, shape and strides alike) are counted once."""
+    torch = __import__("torch")
+    np = __import__("numpy")
+    types = __import__("types")
+    collections = __import__("collections")
+    skipped = (type, types.ModuleType, types.FunctionType, types.BuiltinFunctionType, types.MethodType)
+    found, seen, views, stack = [], set(), set(), [("", target)]
+    while stack and len(seen) < limit:
+        path, value = stack.pop()
+        if id(value) in seen or isinstance(value, (str, bytes, int, bool, type(None)) + skipped):
+            continue
+        seen.add(id(value))
+        if torch.is_tensor(value):
+            view = (value.data_ptr(), str(value.dtype), tuple(value.shape), tuple(value.stride()))
+            if view not in views:
+                views.add(view)
+                floating = bool(value.is_floating_point() or value.is_complex())
+                found.append([path, str(value.dtype), list(value.shape), int(value.numel()), floating])
+        elif isinstance(value, np.ndarray):
+            found.append([path, str(value.dtype), list(value.shape), int(value.size), value.dtype.kind in "fc"])
+        elif isinstance(value, (float, complex, np.floating, np.complexfloating)):
+            found.append([path, type(value).__name__, [], 1, True])
+        elif isinstance(value, dict):
+            stack.extend((f"{path}[{key!r}]", item) for key, item in list(value.items()))
+            stack.extend((f"{path}.keys()", key) for key in list(value))
+        elif isinstance(value, (list, tuple, collections.deque)):
+            stack.extend((f"{path}[{i}]", item) for i, item in enumerate(list(value)))
+        elif isinstance(value, (set, frozenset)):
+            stack.extend((f"{path}{{...}}", item) for item in list(value))
+        else:
+            attributes = dict(getattr(value, "__dict__", None) or {})
+            for klass in type(value).__mro__:
+                slots = klass.__dict__.get("__slots__", ())
+                for name in (slots,) if isinstance(slots, str) else slots:
+                    if name not in attributes and name not in ("__dict__", "__weakref__") and hasattr(value, name):
+                        attributes[name] = getattr(value, name)
+            stack.extend((f"{path}.{name}", item) for name, item in attributes.items())
+    return found
+
+
 PROBES = {"gradients": gradients, "saved_by": saved_by, "gradcheck_of": gradcheck_of,
-          "largest_operation": largest_operation, "left_alive": left_alive}
+          "largest_operation": largest_operation, "left_alive": left_alive, "held_by": held_by}
