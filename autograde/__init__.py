@@ -4,7 +4,7 @@ Compiling: ``solutions/<a>/<a>.py`` (jupytext source) → :mod:`autograde.compil
 → ``exercises/<a>/<a>.ipynb`` (the student notebook).
 
 Grading (:mod:`autograde.grade` runs the steps) is layered in this order; a module imports only from its own
-layer or earlier ones (``tests/test_package.py`` checks it):
+layer or earlier ones (``tests/unit/test_package.py`` checks it):
 
 0. the course, shared by every step: :mod:`autograde.course` (paths, settings, nbgrader courses),
    :mod:`autograde.reference` (the solutions as code), :mod:`autograde.sources` (code read without running it);

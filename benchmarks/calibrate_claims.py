@@ -19,7 +19,7 @@ once per *run*, each run changing one thing a machine or a reader changes:
   as on a CPU without AVX-512.
 
 Each run's glued values are kept in ``_build/claims-calibration/<a>/<run>.pickle``. Then every claims test of
-that chapter in ``tests/test_book.py`` or ``tests/test_book_<NN>.py`` (``test_ch<N>_*``) is called against each run's values, and the
+that chapter in ``tests/course/test_book.py`` or ``tests/course/test_book_<NN>.py`` (``test_ch<N>_*``) is called against each run's values, and the
 table of passes and failures is printed: a claim is robust when its test passes in every run.
 """
 from __future__ import annotations
@@ -127,13 +127,13 @@ def keep_build(assignment: str) -> None:
 
 
 def check(assignment: str, runs: list[str]) -> dict[str, dict[str, str]]:
-    """{test name: {run: "ok" or the failure's first line}} for the chapter's claims tests (tests/test_book*.py)."""
+    """{test name: {run: "ok" or the failure's first line}} for the chapter's claims tests (tests/course/test_book*.py)."""
     import importlib
 
     number = int(assignment[:2])
-    # A chapter's claims tests are in tests/test_book.py or in its own file, tests/test_book_<NN>.py.
-    modules = [importlib.import_module(f"tests.{stem}") for stem in ("test_book", f"test_book_{number:02d}")
-               if (REPO / "tests" / f"{stem}.py").is_file()]
+    # A chapter's claims tests are in tests/course/test_book.py or in its own file, tests/course/test_book_<NN>.py.
+    modules = [importlib.import_module(f"tests.course.{stem}") for stem in ("test_book", f"test_book_{number:02d}")
+               if (REPO / "tests" / "course" / f"{stem}.py").is_file()]
     tests = {name: (module, test) for module in modules for name, test in vars(module).items()
              if name.startswith(f"test_ch{number}_") and callable(test)}
     table: dict[str, dict[str, str]] = {name: {} for name in tests}

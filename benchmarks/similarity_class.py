@@ -338,7 +338,7 @@ def copy_cells(source: dict[str, str], own: dict[str, str], cells: list[str]) ->
 
 
 # ---------------------------------------------------------------------------------------------------------------
-# The disguised class (--disguises; tests/test_similarity.py asserts on it): copies of the reference with each
+# The disguised class (--disguises; tests/unit/pages/test_similarity.py asserts on it): copies of the reference with each
 # disguise, three honest students answering in the independent alternatives of tests/alternatives/, and pat, who
 # copies two of ann's nine cells whole and writes the rest (the first template of each cell).
 

@@ -1,7 +1,7 @@
 """Chapter 1 and 4 submissions from issue 30's table: what a student with the grader's source could try while the
 tests ran in the student's own kernel, and the honest answers that the old guard failed, by student id.
 
-Generators only: tests/test_verdict_outside.py grades them through the real command. The scores each attack got
+Generators only: tests/e2e/test_verdict_outside.py grades them through the real command. The scores each attack got
 on main before the checker (commit 2a6a62c, the guard in the kernel), graded as here, are in OLD_SCORES; now each
 scores what its answers are worth.
 """

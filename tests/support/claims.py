@@ -2,7 +2,7 @@
 
 A page states a measured number in its prose with myst-nb's `glue` (`glue("name", value, display=False)` in a
 code cell, `` {glue:text}`name:.2f` `` in the text), so the number a reader sees is the one the code printed.
-The tests of `tests/test_book.py` read those values back from the build's execution cache and check that the
+The tests of `tests/course/test_book.py` read those values back from the build's execution cache and check that the
 claims the prose and the captions make about them hold.
 """
 import ast

@@ -1,5 +1,5 @@
 """Disguises of a copied answer, as copiers make them: names renamed where they are names. Test scaffolding, used by
-tests/test_similarity.py and benchmarks/similarity_class.py."""
+tests/unit/pages/test_similarity.py and benchmarks/similarity_class.py."""
 from __future__ import annotations
 
 import io

@@ -1,6 +1,6 @@
 """Chapter 1 submissions that try to earn points without knowing the answers (issue 19), by student id.
 
-Generators only: tests/test_integrity.py grades what :func:`integrity_submissions`
+Generators only: tests/e2e/test_integrity.py grades what :func:`integrity_submissions`
 makes through the real command and checks that none of them gains anything:
 forged passes (outputs that look like a verdict), hidden tests read back onto
 the student's own feedback, a kernel killed by a cell added at the top, and a

@@ -58,7 +58,7 @@ def secret_lines(assignment: str) -> list[str]:
 # up to the answer's own chapter) do not count.
 #
 # Calibration (the pages as issue 19 found them, commit 9ebebca, and as they are now): with 20 / 10 / 0.6 / 5 the
-# six cases of tests/test_book.py::ISSUE_19_CASES are all caught on the old pages, with 8 further stretches that
+# six cases of tests/course/test_book.py::ISSUE_19_CASES are all caught on the old pages, with 8 further stretches that
 # were leaks too (fixed), and the current pages pass. LONG_RUN 16-20, SHORT_RUN 8-12 and COVERAGE 0.6-0.7 give the
 # same verdicts; LONG_RUN 24 misses chapter 3's and chapter 4's NumPy attention; COVERAGE 0.5 flags chapter 2's
 # `decode(inputs, encoded, encoded)`; without the substance rule, 7 stretches of shared loops and random inputs.
@@ -169,7 +169,7 @@ class Answer:                       # than the check itself)
 # Answers of NumPy exercises as PyTorch writes them: (parameters, body), the body being what a solution region
 # holds. Token matching cannot see through a change of primitives (a loop over differences and torch.cdist share
 # no run), so these forms are listed; each is checked equal to the reference answer
-# (tests/test_book.py::test_other_framework_forms_are_answers).
+# (tests/course/test_book.py::test_other_framework_forms_are_answers).
 OTHER_FRAMEWORK = {
     "01-weighted-sum": {
         "gaussian_scores": (("queries", "keys", "bandwidth"), """

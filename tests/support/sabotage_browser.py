@@ -95,7 +95,7 @@ def book():
 TESTS = '''
 from pathlib import Path
 import pytest
-from tests.test_browser import *  # noqa: F403
+from tests.course.test_browser import *  # noqa: F403
 
 @pytest.fixture(scope="module")
 def grading_output():

@@ -24,7 +24,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from autograde.course import assignment_ids
+from autograde.course import REPO, assignment_ids
 from autograde.grade import MARKER, OWN_FILES, OWN_FOLDERS, _not_ours
 from autograde.pages import pdf
 from autograde.pages.feedback import write_feedback
@@ -34,7 +34,7 @@ from tests.support.commands import grade_command, grades_by_student, run_main, w
 from tests.support.synthetic import completed_notebook
 
 FIRST = assignment_ids()[0]
-MUTANT = Path(__file__).parent / "mutants" / FIRST / "softmax" / "no_max_shift.py"
+MUTANT = REPO / "tests" / "mutants" / FIRST / "softmax" / "no_max_shift.py"
 
 
 def moodle_reads(path: str, participants: set[str]) -> tuple[str, str, str] | None:

@@ -11,6 +11,7 @@ import subprocess
 from autograde.course import REPO
 
 TESTS = REPO / "tests"
+TEST_MODULES = sorted(p for folder in ("unit", "e2e", "course") for p in (TESTS / folder).rglob("test_*.py"))
 # Removed by issue 14's restructuring of the package (branch issue-14), which moves the runtime data out of it.
 SYS_PATH_PENDING: set[str] = set()  # none left
 
@@ -33,8 +34,8 @@ def imported_modules(path) -> set[str]:
 
 
 def test_test_modules_import_no_conftest_nor_each_other():
-    modules = sorted(TESTS.glob("*.py")) + sorted((TESTS / "support").glob("*.py"))
-    own = {p.stem for p in TESTS.glob("*.py")} | {"commands"}
+    modules = [TESTS / "conftest.py", *TEST_MODULES] + sorted((TESTS / "support").glob("*.py"))
+    own = {p.stem for p in TEST_MODULES} | {"conftest", "commands"}
     assert len(modules) > 10
     wrong = {str(p.relative_to(REPO)): sorted(m for m in imported_modules(p) if m.split(".")[0] in own)
              for p in modules}
@@ -84,3 +85,10 @@ def test_the_book_never_reads_a_git_ignored_folder_of_runtime_data():
     excluded = set(yaml.safe_load((REPO / "_config.yml").read_text())["exclude_patterns"])
     missing = [f"{folder}/*" for folder in ignored if f"{folder}/*" not in excluded]
     assert not missing, f"add {missing} to exclude_patterns in _config.yml: the book would execute what they hold"
+
+
+def test_test_modules_live_under_unit_e2e_or_course_each_file_name_once():
+    assert not sorted(TESTS.glob("test_*.py")), "a test module goes in tests/unit/<area>/, tests/e2e/ or tests/course/"
+    names = [p.name for p in TEST_MODULES]
+    assert len(names) > 30, "the check reads nothing"
+    assert len(names) == len(set(names)), f"test modules of one name: {sorted({n for n in names if names.count(n) > 1})}"

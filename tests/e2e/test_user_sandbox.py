@@ -155,7 +155,7 @@ def test_on_gradescope_without_bubblewrap_each_kernel_runs_as_a_user_of_its_own(
     # Docker's default seccomp profile stops bubblewrap there; here, a PATH without bwrap stands in for it. The
     # autograder's folders start readable by all, as an image may leave them: the run closes them first.
     from autograde.gradescope import PYTHON_ENV, ROOT_ENV
-    from tests.test_gradescope import CELLS, build_zip, by_grade_id, lay_out, metadata
+    from tests.e2e.test_gradescope import CELLS, build_zip, by_grade_id, lay_out, metadata
 
     opened = Path(tempfile.mkdtemp(prefix="ag-gradescope-"))
     try:
