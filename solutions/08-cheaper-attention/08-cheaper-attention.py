@@ -35,8 +35,8 @@
 # delete test cells; the grader restores its own copy of each. The notebook
 # gives you `apply_rope` (chapter 5's rotary embedding): use it, but do not
 # define anything else under that name. The names `expect_shape`,
-# `expect_close` and `largest_operation_of` belong to the tests: do not define
-# your own with these names.
+# `expect_close`, `largest_operation_of` and `held_by` belong to the tests: do
+# not define your own with these names.
 #
 # **How it is graded.** The visible tests after each exercise check shapes and
 # one worked example: a small input whose right answer the test states and
@@ -49,11 +49,12 @@
 # sequence; absorbed against naive latent attention, biases included; the
 # window cache against the window mask with RoPE at absolute positions; the
 # parallel, chunked and recurrent forms of linear attention against each
-# other, with chunk sizes that do and do not divide the length. Two bounds
-# on what is computed are tested, and exercises 3 and 5 state them with their
-# numbers: a decode step of absorbed latent attention forms no tensor of all
-# `T` tokens' keys or values, and the chunked and recurrent forms of linear
-# attention never form the `n × n` matrix. A test cell earns its points
+# other, with chunk sizes that do and do not divide the length. Three bounds
+# are tested, and exercises 3, 4 and 5 state them with their numbers: a
+# decode step of absorbed latent attention forms no tensor of all `T`
+# tokens' keys or values, the window cache holds no more than `window +
+# sinks` tokens' keys and values, and the chunked and recurrent forms of
+# linear attention never form the `n × n` matrix. A test cell earns its points
 # when it runs without an error; warnings cost nothing. No test of one
 # exercise calls your answer to another, so a mistake costs its points once.
 #
@@ -142,6 +143,46 @@ def largest_operation_of(function, args, wrt=(), kwargs=None):
         if wrt:
             torch.autograd.grad(first.sum(), [args[i] for i in wrt], allow_unused=True)
     return seen.most
+
+
+def held_by(obj):
+    """What `obj` holds: every tensor and array reachable from it through attributes, lists, tuples, dicts, sets and
+    deques, each object once (functions, classes and modules are not walked). [(path, dtype, shape, elements,
+    floating)], a Python float as one floating element; two views of the same elements count once. How the tests
+    see what exercise 4's cache keeps."""
+    import types
+    from collections import deque
+
+    skipped = (str, bytes, int, type(None), type, types.ModuleType, types.FunctionType, types.BuiltinFunctionType,
+               types.MethodType)
+    found, seen, views, stack = [], set(), set(), [("", obj)]
+    while stack:
+        path, value = stack.pop()
+        if id(value) in seen or isinstance(value, skipped):
+            continue
+        seen.add(id(value))
+        if torch.is_tensor(value):
+            view = (value.data_ptr(), str(value.dtype), tuple(value.shape), tuple(value.stride()))
+            if view not in views:
+                views.add(view)
+                found.append([path, str(value.dtype), list(value.shape), value.numel(),
+                              value.is_floating_point() or value.is_complex()])
+        elif isinstance(value, np.ndarray):
+            found.append([path, str(value.dtype), list(value.shape), value.size, value.dtype.kind in "fc"])
+        elif isinstance(value, (float, complex, np.floating, np.complexfloating)):
+            found.append([path, type(value).__name__, [], 1, True])
+        elif isinstance(value, dict):
+            stack += [(f"{path}[{key!r}]", item) for key, item in value.items()] + [(path, key) for key in value]
+        elif isinstance(value, (list, tuple, deque, set, frozenset)):
+            stack += [(f"{path}[{i}]", item) for i, item in enumerate(value)]
+        else:
+            slots = [klass.__dict__.get("__slots__", ()) for klass in type(value).__mro__]
+            names = [name for s in slots for name in ((s,) if isinstance(s, str) else s)]
+            attributes = {**{name: getattr(value, name) for name in names
+                             if name not in ("__dict__", "__weakref__") and hasattr(value, name)},
+                          **getattr(value, "__dict__", {})}
+            stack += [(f"{path}.{name}", item) for name, item in attributes.items()]
+    return found
 
 
 def _attend(q, k, v, allowed=None):
@@ -790,6 +831,20 @@ _check_mla_memory()
 #   For example, with `window=3, sinks=1`, after tokens 0 to 7 it holds
 #   tokens 0, 5, 6, 7, whether they came one at a time or together.
 #
+# **The bound.** Evicting is what makes the window cheap, so it is graded:
+# after each `append` returns, the cache object holds the keys and values of
+# at most `window + sinks` tokens, however it stores them (tensors, lists of
+# tensors, a deque). The tests append 50 tokens of `B = 2`, `H = 3`, `d = 5`,
+# one and three at a time, to `SlidingWindowCache(4, sinks=2)` and to
+# `SlidingWindowCache(3)`, and after each `append` count the floating-point
+# numbers held in the cache's attributes, walked through lists, tuples,
+# dicts, deques, sets and nested objects (`held_by`): with window 4 and 2
+# sinks at most 6 tokens' keys and values, `6 · 2 · 3 · 5 · 2 = 360` numbers,
+# with window 3 at most 180. Integers (a count, positions) are not counted,
+# and a few floats besides (fewer than one token's key, 30) are allowed; a
+# cache that keeps every token and slices on return holds 3,000 after 50
+# tokens.
+#
 # The tests rotate each query and key with `apply_rope` (chapter 5's
 # rotary embedding, given below) at its **absolute** position before the key
 # goes into your cache; attending from each new token to what `append`
@@ -797,10 +852,10 @@ _check_mla_memory()
 # depend on positions only through their difference, which caching does not
 # change.
 #
-# Graded: the worked example below (1 point); `window_mask` against the rule
-# above for many sizes (1); what the cache keeps after appends of one and of
-# several tokens (1); decoding with RoPE through the cache against the
-# masked call (1).
+# Graded: the worked example below (0.5 points); `window_mask` against the
+# rule above for many sizes (1); what the cache returns after appends of one
+# and of several tokens (1); the bound on what it holds (0.5); decoding with
+# RoPE through the cache against the masked call (1).
 
 # %% nbgrader={"grade": false, "grade_id": "rope", "locked": true, "schema_version": 3, "solution": false}
 def apply_rope(x, positions=None, base=10000.0):
@@ -848,7 +903,7 @@ class SlidingWindowCache:
         ### END SOLUTION
 
 
-# %% nbgrader={"grade": true, "grade_id": "test_window_mask", "locked": true, "points": 1, "schema_version": 3, "solution": false}
+# %% nbgrader={"grade": true, "grade_id": "test_window_mask", "locked": true, "points": 0.5, "schema_version": 3, "solution": false}
 # Visible test: the worked examples: window_mask(5, 2) and window_mask(5, 2, sinks=1), and a cache with window=3,
 # sinks=1 fed tokens 0 to 7 (each key and value holds its token's number) one at a time, then all at once.
 _expected = torch.tensor([[1, 0, 0, 0, 0], [1, 1, 0, 0, 0], [0, 1, 1, 0, 0], [0, 0, 1, 1, 0], [0, 0, 0, 1, 1]]).bool()
@@ -928,6 +983,44 @@ def _check_window_cache():
 
 
 _check_window_cache()
+### END HIDDEN TESTS
+
+# %% nbgrader={"grade": true, "grade_id": "test_window_mask_evicts", "locked": true, "points": 0.5, "schema_version": 3, "solution": false}
+# Hidden tests: the stated bound: after each append of 50 tokens (B = 2, H = 3, d = 5, one and three at a time), the
+# cache holds the keys and values of at most window + sinks tokens: the floating-point numbers found in its attributes
+# (held_by) number at most (window + sinks) * 2 * 3 * 5 * 2 (360 for window 4 with 2 sinks), plus fewer than 30.
+### BEGIN HIDDEN TESTS
+def _check_window_evicts():
+    B, H, n, d = 2, 3, 50, 5
+    generator = torch.Generator().manual_seed(85)
+    keys = torch.randn(B, H, n, d, dtype=torch.float64, generator=generator)
+    values = torch.randn(B, H, n, d, dtype=torch.float64, generator=generator)
+    for window, sinks in [(4, 2), (3, 0)]:
+        cache = SlidingWindowCache(window, sinks=sinks) if sinks else SlidingWindowCache(window)
+        bound = (window + sinks) * B * H * d * 2
+        most = (-1, 0, [])  # (numbers held, after how many tokens, what held them)
+        start, steps = 0, []
+        while start < n:
+            step = min(3 if len(steps) % 2 else 1, n - start)
+            cache.append(keys[:, :, start:start + step], values[:, :, start:start + step])
+            start += step
+            steps.append(step)
+            held = [entry for entry in held_by(cache) if entry[4]]
+            numbers = sum(int(entry[3]) for entry in held)
+            if numbers > most[0]:
+                most = (numbers, start, held)
+        numbers, after, held = most
+        largest = max(held, key=lambda entry: entry[3]) if held else None
+        where = f" (the largest: {largest[0] or 'the cache'}, {largest[1]} of shape {tuple(largest[2])})" if largest else ""
+        assert numbers < bound + B * H * d, (
+            f"after {after} tokens (appended one and three at a time, B = {B}, H = {H}, d = {d}), "
+            f"SlidingWindowCache({window}, sinks={sinks}) holds {numbers:,} floating-point numbers in its attributes"
+            f"{where}: the keys and values of {numbers / (2 * B * H * d):g} tokens ({B * H * d} numbers each for the "
+            f"key and the value); a window of {window} with {sinks} sinks needs at most {window + sinks} tokens, "
+            f"{bound:,} numbers. Evict in append: keep only the first {sinks} tokens and the last {window}")
+
+
+_check_window_evicts()
 ### END HIDDEN TESTS
 
 # %% nbgrader={"grade": true, "grade_id": "test_window_mask_rope", "locked": true, "points": 1, "schema_version": 3, "solution": false}
