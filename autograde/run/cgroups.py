@@ -147,13 +147,17 @@ def remove_cgroup(folder: str, wait: float = 5.0) -> None:
             return
         except OSError:
             pass
-        try:  # (the kernel is dead by now; what the student left behind goes with it)
-            if os.path.exists(os.path.join(folder, "cgroup.kill")):
-                # cgroup v2 (Linux 5.14+): the kernel kills every member at once, so no fork can outrun it.
-                Path(folder, "cgroup.kill").write_text("1")
-            else:  # v1: one by one, again until none is left (a test races this against forking processes)
-                for pid in Path(folder, "cgroup.procs").read_text().split():
-                    os.kill(int(pid), signal.SIGKILL)
+        try:  # cgroup v2 (Linux 5.14+): the kernel kills every member at once, so no fork can outrun it
+            kill = os.open(os.path.join(folder, "cgroup.kill"), os.O_WRONLY)  # (never made where it is missing)
+            try:
+                os.write(kill, b"1")
+            finally:
+                os.close(kill)
+        except OSError:
+            pass  # (v1, or a cgroup that refuses it: one by one below)
+        try:  # (the kernel is dead by now; what the student left behind goes with it), again until none is left
+            for pid in Path(folder, "cgroup.procs").read_text().split():
+                os.kill(int(pid), signal.SIGKILL)
         except (OSError, ValueError):
             pass
         if time.monotonic() > deadline:

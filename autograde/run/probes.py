@@ -164,25 +164,34 @@ def held_by(target, limit=100_000):
     """What `target` holds, measured where it lives: every tensor and array reachable from it through objects'
     attributes (``__dict__`` and ``__slots__``), lists, tuples, dicts (keys and values), sets and deques, each
     object once (a cycle ends), `limit` objects at most; functions, classes and modules are not walked. [(path,
-    dtype, shape, elements, floating)] for each, a Python float as one floating element of shape (). Two views of
-    the same elements (data pointer, dtype, shape and strides alike) are counted once."""
+    dtype, shape, elements, floating)] for each, a Python float as one floating element of shape (). Views of one
+    storage count the elements they cover once: a tensor's entry counts only the elements no earlier view covered
+    (a view of more than a million elements counts whole)."""
     torch = __import__("torch")
     np = __import__("numpy")
     types = __import__("types")
     collections = __import__("collections")
     skipped = (type, types.ModuleType, types.FunctionType, types.BuiltinFunctionType, types.MethodType)
-    found, seen, views, stack = [], set(), set(), [("", target)]
+    found, seen, views, stack = [], set(), {}, [("", target)]
     while stack and len(seen) < limit:
         path, value = stack.pop()
         if id(value) in seen or isinstance(value, (str, bytes, int, bool, type(None)) + skipped):
             continue
         seen.add(id(value))
         if torch.is_tensor(value):
-            view = (value.data_ptr(), str(value.dtype), tuple(value.shape), tuple(value.stride()))
-            if view not in views:
-                views.add(view)
-                floating = bool(value.is_floating_point() or value.is_complex())
-                found.append([path, str(value.dtype), list(value.shape), int(value.numel()), floating])
+            floating = bool(value.is_floating_point() or value.is_complex())
+            new = int(value.numel())
+            if 0 < new <= 1_000_000:  # the storage offsets this view covers, less those an earlier view covered
+                offsets = torch.tensor(value.storage_offset())
+                for size, stride in zip(value.shape, value.stride()):
+                    offsets = offsets.unsqueeze(-1) + torch.arange(size) * stride
+                storage = (value.untyped_storage().data_ptr(), str(value.dtype))
+                covered = views.setdefault(storage, set())
+                fresh = set(offsets.flatten().tolist()) - covered
+                covered |= fresh
+                new = len(fresh)
+            if new:
+                found.append([path, str(value.dtype), list(value.shape), new, floating])
         elif isinstance(value, np.ndarray):
             found.append([path, str(value.dtype), list(value.shape), int(value.size), value.dtype.kind in "fc"])
         elif isinstance(value, (float, complex, np.floating, np.complexfloating)):

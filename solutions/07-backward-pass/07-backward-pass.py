@@ -1071,8 +1071,10 @@ def _causal_by_queries(Q, K, V, dO, block_size):
         keys = i + n - m + 1
         if keys <= 0:
             continue  # a query with no allowed key adds nothing
-        _, alone, _ = gradients_of(flash_attention, (Q[..., i:i + 1, :], K[..., :keys, :], V[..., :keys, :]),
-                                   wrt=(0, 1, 2), pick=None, cotangent=dO[..., i:i + 1, :],
+        # (contiguous copies: a correct answer may .view() its inputs)
+        alone_inputs = tuple(x.contiguous() for x in (Q[..., i:i + 1, :], K[..., :keys, :], V[..., :keys, :]))
+        _, alone, _ = gradients_of(flash_attention, alone_inputs,
+                                   wrt=(0, 1, 2), pick=None, cotangent=dO[..., i:i + 1, :].contiguous(),
                                    kwargs={"block_size": block_size})
         for grad, name in zip(alone, ["dQ", "dK", "dV"]):
             assert grad is not None, f"{name} is None: the backward pass must return dQ, dK, dV (then None, None)"
@@ -1137,8 +1139,8 @@ def _check_flash_no_key():
             f"{name} {what} is not finite: {grad[0, 0].tolist()}; such a query has L = -inf, and exp(S - L) or "
             "0 * inf gives inf or NaN: give it zero weight in the backward pass (exp(S - inf) = 0)")
     expect_close(mine[0][..., :4, :], torch.zeros(1, 1, 4, 3), f"rows 0 to 3 of dQ {what} (zero gradient)")
-    _, alone, _ = gradients_of(flash_attention, (Q[..., 4:, :], K, V), wrt=(0, 1, 2), pick=None,
-                               cotangent=dO[..., 4:, :], kwargs={"causal": True, "block_size": 2})
+    _, alone, _ = gradients_of(flash_attention, (Q[..., 4:, :].contiguous(), K, V), wrt=(0, 1, 2), pick=None,
+                               cotangent=dO[..., 4:, :].contiguous(), kwargs={"causal": True, "block_size": 2})
     expect_close(mine[0][..., 4:, :], alone[0], f"rows 4 and 5 of dQ {what}, against your own dQ of queries 4 and 5 "
                  "alone, flash_attention(Q[..., 4:, :], K, V, causal=True)")
     for grad, expected, name in zip(mine[1:], alone[1:], ["dK", "dV"]):

@@ -83,3 +83,32 @@ def test_an_edited_solution_empties_the_cache_of_the_next_build(tmp_path, soluti
 def test_the_build_loads_the_extension():
     config = (SOLUTIONS.parent / "_config.yml").read_text()
     assert "page_dependencies: book/_ext" in config and "      - page_dependencies\n" in config
+
+
+def test_a_folder_that_is_no_cache_is_never_removed(tmp_path, solutions):
+    # (execute.cache pointed by mistake at the book's pages: nothing of them may go)
+    pages = tmp_path / "book"
+    pages.mkdir()
+    (pages / "01-weighted-sum.md").write_text("a page")
+    app = build(tmp_path)
+    app.config.nb_execution_cache_path = str(pages)
+    assert not page_dependencies.refresh_cache(app)
+    assert (pages / "01-weighted-sum.md").read_text() == "a page"
+
+
+def test_an_emptied_cache_makes_sphinx_read_every_page_again(tmp_path, solutions):
+    # Sphinx reads again only the pages whose own source changed: an emptied cache must mark them all outdated, or
+    # no page would execute and the HTML would keep the old outputs.
+    env = SimpleNamespace(found_docs={"intro", "book/01-weighted-sum", "book/02-additive-attention"})
+    app = build(tmp_path)
+    cache_with_stamp(tmp_path, "0" * 64)
+    assert page_dependencies.refresh_cache(app)
+    assert page_dependencies.every_page_if_emptied(app, env, set(), set(), set()) == sorted(env.found_docs)
+    assert not page_dependencies.refresh_cache(app)  # the next build, nothing changed
+    assert page_dependencies.every_page_if_emptied(app, env, set(), set(), set()) == []
+
+
+def test_the_extension_asks_for_every_page_when_it_empties_the_cache():
+    connected = []
+    page_dependencies.setup(SimpleNamespace(connect=lambda event, *handler, **options: connected.append(event)))
+    assert connected == ["config-inited", "env-get-outdated"]

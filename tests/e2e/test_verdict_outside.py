@@ -163,3 +163,28 @@ def test_held_by_counts_what_an_object_keeps_however_it_stores_it():
     assert floating == 5 + 5 + 7 + 1 + 6, found
     assert sorted(elements for *_, elements, is_float in found if not is_float) == [6], found
     assert {path for path, *_ in found} >= {".inner.slotted.kept", ".positions", ".table['a']"}, found
+
+
+def test_held_by_counts_the_elements_views_of_one_storage_cover_once():
+    """A cache whose keys and values are two views of one buffer, or which keeps a view of its own kept tensor (the
+    sinks' slice), holds each element once: a correct window cache written that way must not count twice."""
+    import torch
+
+    from autograde.run.probes import held_by
+
+    class Cache:
+        pass
+
+    halves, sliced, apart = Cache(), Cache(), Cache()
+    buffer = torch.zeros(2, 3, 6, 10, dtype=torch.float64)
+    halves.keys, halves.values = buffer[..., :5], buffer[..., 5:]
+    sliced.K = torch.zeros(2, 3, 6, 5)
+    sliced.sinks = sliced.K[:, :, :2]
+    apart.a, apart.b = torch.zeros(3), torch.zeros(3)  # two storages: both count
+
+    def floats(cache):
+        return sum(elements for *_, elements, is_float in held_by(cache) if is_float)
+
+    assert floats(halves) == 2 * 3 * 6 * 10
+    assert floats(sliced) == 2 * 3 * 6 * 5
+    assert floats(apart) == 6
