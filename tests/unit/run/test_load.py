@@ -351,6 +351,20 @@ def test_an_agent_that_does_not_start_costs_a_retry_not_the_students_points(tmp_
     assert {r.status for r in result.rows} == {"passed"} and (result.graded, result.reused) == (1, 0)
 
 
+def test_the_graders_own_requests_past_the_notebooks_limit_are_given_their_own_time():
+    # CI, a busy machine: the agent's start ran past the notebook's 1 s, nbconvert then asked the kernel for its info
+    # with the notebook's deadline already gone, gave it 10 ms, and its `assert info_msg` failed the whole notebook.
+    from autograde.run import execute
+
+    executor = execute.GuardedExecute(timeout=30, notebook_timeout=1, agent_start_timeout=45)
+    executor._deadline = time.monotonic() - 5  # the notebook's time ran out while the kernel started
+    grader = executor._clock(None)
+    assert grader.limit == 45 and not grader.expired(), "the kernel's info or the agent's start cut off at once"
+    assert grader.next_check() > 1
+    cell = executor._clock(nbformat.v4.new_code_cell("x = 1"))
+    assert cell.expired(), "a student's cell past the notebook's limit must be out of time at once"
+
+
 @pytest.mark.slow
 def test_an_agent_starting_past_the_notebooks_limit_starts_and_the_cells_time_out(monkeypatch, tmp_path):
     # Past the notebook's limit (a rerun after a dead kernel, late in the notebook) the agent still starts: the cells
