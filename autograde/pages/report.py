@@ -23,22 +23,30 @@ def _png(fig) -> str:
     return "data:image/png;base64," + base64.b64encode(buffer.getvalue()).decode()
 
 
-def _figure(handed_in: list[float], max_score: float, order: list[str], rates: list[float]) -> str:
-    """The score histogram and the pass rate per test cell, side by side, as a PNG data: URI."""
-    import matplotlib.style
+# The bars' colour (tableau-colorblind10's blue), 5.6:1 against the white figure: WCAG 2.1's 1.4.11 asks 3:1 of
+# what carries meaning in a graphic. The style's other colours are never drawn (its orange is 2.5:1).
+BAR_COLOUR = "#006BA4"
+
+
+def _draw(handed_in: list[float], max_score: float, order: list[str], rates: list[float]):
+    """The score histogram and the pass rate per test cell, side by side: a Matplotlib Figure."""
     from matplotlib.figure import Figure
 
-    with matplotlib.style.context("tableau-colorblind10"):
-        fig = Figure(figsize=(12, max(3.0, 0.28 * len(order))), layout="constrained")
-        ax0, ax1 = fig.subplots(1, 2, gridspec_kw={"width_ratios": [1, 1.4]})
-        ax0.hist(handed_in, bins=min(20, int(max_score) + 1), range=(0, max_score))
-        ax0.set(xlabel=f"score (of {max_score:g})", ylabel="notebooks handed in", title="score distribution")
-        ax0.yaxis.get_major_locator().set_params(integer=True)
-        ax1.barh(range(len(order)), rates)
-        ax1.set(yticks=range(len(order)), yticklabels=order, xlim=(0, 1),
-                xlabel="share of notebooks handed in that pass", title="pass rate per test cell")
-        ax1.invert_yaxis()
-        return _png(fig)
+    fig = Figure(figsize=(12, max(3.0, 0.28 * len(order))), layout="constrained", facecolor="white")
+    ax0, ax1 = fig.subplots(1, 2, gridspec_kw={"width_ratios": [1, 1.4]})
+    ax0.hist(handed_in, bins=min(20, int(max_score) + 1), range=(0, max_score), color=BAR_COLOUR)
+    ax0.set(xlabel=f"score (of {max_score:g})", ylabel="notebooks handed in", title="score distribution")
+    ax0.yaxis.get_major_locator().set_params(integer=True)
+    ax1.barh(range(len(order)), rates, color=BAR_COLOUR)
+    ax1.set(yticks=range(len(order)), yticklabels=order, xlim=(0, 1),
+            xlabel="share of notebooks handed in that pass", title="pass rate per test cell")
+    ax1.invert_yaxis()
+    return fig
+
+
+def _figure(handed_in: list[float], max_score: float, order: list[str], rates: list[float]) -> str:
+    """:func:`_draw`'s figure as a PNG data: URI."""
+    return _png(_draw(handed_in, max_score, order, rates))
 
 
 def late_context(lateness: dict[tuple[str, str], Lateness] | None) -> dict:

@@ -11,19 +11,10 @@ import pytest
 from matplotlib import colors
 
 from autograde.course import REPO
+from tests.support.colours import NON_TEXT_CONTRAST, contrast
 
 PAGES = sorted((REPO / "book").glob("0*.md"))
 STYLE = REPO / "book" / "course.mplstyle"
-NON_TEXT_CONTRAST = 3.0
-
-
-def contrast(a, b) -> float:
-    """WCAG 2.1's contrast ratio of two colours (any matplotlib colour spec), from 1 to 21."""
-    def luminance(colour):
-        channels = [c / 12.92 if c <= 0.04045 else ((c + 0.055) / 1.055) ** 2.4 for c in colors.to_rgb(colour)]
-        return 0.2126 * channels[0] + 0.7152 * channels[1] + 0.0722 * channels[2]
-    high, low = sorted((luminance(a), luminance(b)), reverse=True)
-    return (high + 0.05) / (low + 0.05)
 
 
 def style() -> dict:

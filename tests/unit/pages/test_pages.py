@@ -132,6 +132,22 @@ def test_the_report_counts_statuses_and_needs_no_network(tmp_path):
     assert HOSTILE in text  # the notes table
 
 
+def test_every_bar_of_the_report_stands_out_from_its_background():
+    # WCAG 2.1's 1.4.11: 3:1 for what carries meaning in a graphic; the report's style once offered a 2.5:1 orange.
+    from matplotlib.patches import Rectangle
+
+    from autograde.pages.report import _draw
+    from tests.support.colours import NON_TEXT_CONTRAST, contrast
+
+    fig = _draw([1.0, 2.0, 2.0, 3.5], 4.0, ["test_a", "test_b"], [0.25, 0.75])
+    bars = [p for ax in fig.axes for p in ax.patches if isinstance(p, Rectangle) and p.get_height() > 0]
+    assert len(bars) >= 3
+    background = fig.get_facecolor()
+    faint = {round(contrast(p.get_facecolor(), background), 2) for p in bars
+             if contrast(p.get_facecolor(), background) < NON_TEXT_CONTRAST}
+    assert not faint, f"bars drawn at {faint}:1 against the figure's background, under {NON_TEXT_CONTRAST}:1"
+
+
 def test_a_notebook_that_could_not_be_graded_is_explained_once(tmp_path, monkeypatch):
     monkeypatch.setattr(feedback, "_course_outline", outline_of)
     why = "the submitted file is not a notebook (not valid JSON: Expecting value)"
