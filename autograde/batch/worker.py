@@ -38,8 +38,9 @@ from ..results.classify import (
     same_for_all,
 )
 from ..run.cgroups import cpu_cgroup_parent, memory_cgroup_parent
-from ..run.execute import failures_recorded, grading_settings
+from ..run.execute import grading_settings
 from ..run.kernel_manager import SandboxKernelManager, remove_scratch_of
+from ..run.records import failures_recorded
 from ..run.sandbox import check_sandbox
 from ..text import first_line
 

@@ -24,7 +24,7 @@ import nbformat
 
 from ..cells import CellKind, cell_kind
 from ..course import source_notebook
-from ..run.execute import Event, Failure, events
+from ..run.records import Event, Failure, events
 from ..text import first_line
 from .tracebacks import graders_own_verdict, student_frame
 
@@ -221,7 +221,7 @@ def graders_fault(failure: Failure | None) -> bool:
 
 def autograde_failure(failure: Failure | None, log: str) -> tuple[Status, str]:
     """(status, message) for a notebook ``nbgrader autograde`` could not grade: the status from the failure the
-    execute step recorded (:func:`autograde.run.execute.failures_recorded`), never from the log's text, which the
+    execute step recorded (:func:`autograde.run.records.failures_recorded`), never from the log's text, which the
     student's code can write; the log gives only an unforeseen error's detail."""
     if graders_fault(failure):
         return Status.ERROR, ("the grader could not start its checks in this notebook's kernel (a very busy machine?); "

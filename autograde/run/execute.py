@@ -7,7 +7,7 @@ behind it) and :class:`StderrIsNotFailure` after it, so both
 this way.
 
 What happened to a cell is recorded in that cell's metadata, as data
-(:func:`events`): ``cell.metadata["autograde"] = {"killed": {"last_words": ...},
+(:mod:`autograde.run.records`): ``cell.metadata["autograde"] = {"killed": {"last_words": ...},
 "timed_out": {} (or, for a cell not run
 because the notebook's time limit had passed, {"notebook_timeout": seconds}),
 "cut_short": {"kept_chars": n}}`` (only the events that happened). The cell's
@@ -18,12 +18,10 @@ never the text.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import copy
 import functools
 import secrets
 import time
-from enum import StrEnum
 from pathlib import Path
 from queue import Empty
 
@@ -40,91 +38,29 @@ from . import sandbox
 from .checker import CheckerFailed, checker_process
 from .clock import CellClock, run_queue_wait, tree_cpu_seconds  # noqa: F401 (run_queue_wait: this module's interface)
 from .kernel_manager import SandboxKernelManager
+from .records import (  # noqa: F401 (re-exported: what the execute step records is part of its interface)
+    AGENT_NOT_STARTED,
+    CHECKER_KEY,
+    EVENTS_KEY,
+    AgentNotStarted,
+    CheckerBroke,
+    Event,
+    Failure,
+    KernelStuck,
+    error_output,
+    events,
+    failure_of,
+    failures_recorded,
+    no_verdict,
+    note_failure,
+    record,
+)
 
 __all__ = ["AgentNotStarted", "CHECKER_KEY", "CheckerBroke", "EVENTS_KEY", "Failure", "failures_recorded", "CellClock", "Event", "GuardedExecute", "SandboxKernelManager", "StderrIsNotFailure",
            "error_output", "events", "grading_settings", "no_verdict", "record", "run_queue_wait"]
 
-EVENTS_KEY = "autograde"  # the key of the execute step's record in a cell's metadata
-CHECKER_KEY = "autograde_checker"  # a test cell's metadata: what its run in the checker cost ({"exchanges": n})
 # Each kernel's log (its end), beside the executed notebook; a notebook run again after its kernel died has several.
 KERNEL_LOG = "kernel{suffix}.log"
-
-
-class Event(StrEnum):
-    """What the execute step can record about a cell (the keys of ``cell.metadata["autograde"]``)."""
-
-    KILLED = "killed"  # the kernel died while the cell ran; the notebook ran again without it. {"last_words": str}
-    TIMED_OUT = "timed_out"  # interrupted at the time limit {}; or not run, past the notebook's {"notebook_timeout": s}
-    CUT_SHORT = "cut_short"  # its output was cut. {"kept_chars": int}
-
-
-class KernelStuck(Exception):
-    """Interrupted at a time limit, the kernel did not go idle within ``iopub_timeout`` (one C call that ignores
-    SIGINT, a busy thread holding the GIL): it is stopped like a dead kernel, and its cell counts as timed out."""
-
-
-def record(cell, event: Event, **details) -> None:
-    """Record `event` (with `details`) in `cell`'s metadata."""
-    cell.setdefault("metadata", {}).setdefault(EVENTS_KEY, {})[str(event)] = details
-
-
-def events(cell) -> dict[Event, dict]:
-    """The events recorded in `cell`'s metadata (unknown or malformed entries are ignored)."""
-    found = cell.get("metadata", {}).get(EVENTS_KEY, {})
-    if not isinstance(found, dict):
-        return {}
-    return {Event(k): (v if isinstance(v, dict) else {}) for k, v in found.items() if k in Event._value2member_map_}
-
-
-# What the execute step raises when the grader's agent or checker could not start for a kernel (the grader's failure:
-# both start before any cell runs in that kernel).
-AGENT_NOT_STARTED = "the grader's agent failed to start"
-
-
-class AgentNotStarted(RuntimeError):
-    """The grader's agent or checker did not start for a kernel: the grader's failure, not the student's."""
-
-
-class CheckerBroke(RuntimeError):
-    """The grader's checker failed while a notebook ran (it stopped, or did not answer): the grader's failure."""
-
-
-class Failure(StrEnum):
-    """Why the execute step failed a whole notebook (so that nbgrader could not grade it), as the worker learns it
-    from :func:`failures_recorded`, never from the log's text (which the student's code can write)."""
-
-    AGENT_NOT_STARTED = "agent_not_started"  # AgentNotStarted
-    CHECKER = "checker"  # CheckerBroke: the grader's own process failed
-    TIMEOUT = "timeout"  # a time limit no rerun could keep to (CellTimeoutError, a kernel stuck twice)
-    DEAD_KERNEL = "dead_kernel"  # the kernel died outside any cell, or in the same cell twice
-
-
-_recorders: list[list[Failure]] = []
-
-
-@contextlib.contextmanager
-def failures_recorded():
-    """The list of :class:`Failure` that :class:`GuardedExecute` meets in this process while the block runs
-    (``nbgrader autograde`` runs it in the caller's process)."""
-    found: list[Failure] = []
-    _recorders.append(found)
-    try:
-        yield found
-    finally:
-        _recorders.remove(found)
-
-
-def failure_of(error: BaseException) -> Failure | None:
-    """The :class:`Failure` an exception that ends the execute step stands for (None: another error)."""
-    if isinstance(error, AgentNotStarted):
-        return Failure.AGENT_NOT_STARTED
-    if isinstance(error, CheckerBroke):
-        return Failure.CHECKER
-    if isinstance(error, (CellTimeoutError, KernelStuck)):
-        return Failure.TIMEOUT
-    if isinstance(error, DeadKernelError):
-        return Failure.DEAD_KERNEL
-    return None
 
 
 @functools.cache
@@ -144,30 +80,9 @@ def grading_settings(timeout: int | None = None, kernel: dict | None = None, ove
     return settings
 
 
-def error_output(name: str, message: str) -> NotebookNode:
-    """A notebook error output, as a failed cell shows it."""
-    return NotebookNode(output_type="error", ename=name, evalue=message, traceback=[f"{name}: {message}"])
-
-
 def _is_test(cell) -> bool:
     """Whether `cell` is an autograded test cell (graded, and not an answer)."""
     return cell_kind(cell) == CellKind.TEST
-
-
-def no_verdict(cell) -> None:
-    """Turn the ``execute_result`` outputs of an executed test cell into ``display_data`` showing the same.
-
-    nbgrader scores a test cell by its first output that is an error or an
-    ``execute_result``: a result that is not a number gives full points, a
-    number partial credit, before any error is looked at. Student code can
-    emit such a result (``sys.displayhook``) from inside a test; after this,
-    only an error (the test's verdict) decides the cell's points.
-    """
-    for output in cell.get("outputs", []):
-        if output.get("output_type") == "execute_result":
-            output["output_type"] = "display_data"
-            output.pop("execution_count", None)
-            output.setdefault("metadata", {})
 
 
 class StderrIsNotFailure(NbGraderPreprocessor):
@@ -256,9 +171,7 @@ class GuardedExecute(Execute):
         try:
             return self._preprocess(nb, resources, km)
         except BaseException as error:
-            failure = failure_of(error)
-            for found in _recorders if failure is not None else ():
-                found.append(failure)
+            note_failure(error)
             raise
 
     def _preprocess(self, nb, resources=None, km=None):
