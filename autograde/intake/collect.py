@@ -21,12 +21,13 @@ import tempfile
 import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
-from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+from zoneinfo import ZoneInfo
 
-from traitlets import Integer, TraitError, Unicode, validate
+from traitlets import Integer, Unicode, validate
 from traitlets.config import Configurable
 
-from . import lms
+from . import blackboard, lms
+from .adapter import match_assignment
 from .lms import DEFAULT_STUDENT_PATTERN, clean_stem, spreadsheet_cell, unsafe_student_id
 from .times import SubmissionTime, evidence
 
@@ -44,22 +45,12 @@ class Collect(Configurable):
     max_notebook_mib = Integer(50, help="largest size in MiB of one file of an export (a notebook is far smaller): "
                                         "a larger one is not extracted or copied, and is listed in unmatched.csv "
                                         "with the reason").tag(config=True)
-    blackboard_zone = Unicode("", help="the time zone of the Blackboard server, by its IANA name (Asia/Kolkata, "
-                                       "America/Chicago): reads the zone abbreviation of a receipt's Date Submitted "
-                                       "(CST, IST, ... name several zones) and the attempt time of a file name. "
-                                       "Empty: only abbreviations one zone alone uses are read, and other times are "
-                                       "read in the due date's zone").tag(config=True)
+    # (The one setting of an LMS's own: its meaning and its check are the adapter's.)
+    blackboard_zone = Unicode("", help=blackboard.ZONE_HELP).tag(config=True)
 
     @validate("blackboard_zone")
     def _known_zone(self, proposal):
-        name = proposal["value"].strip()
-        if name:
-            try:
-                ZoneInfo(name)
-            except (ZoneInfoNotFoundError, ValueError):
-                raise TraitError(f"--blackboard-zone {name!r} is no time zone this machine knows: give an IANA name "
-                                 "such as Asia/Kolkata or America/Chicago") from None
-        return name
+        return blackboard.known_zone(proposal["value"])
 
     def zone(self) -> ZoneInfo | None:
         """The Blackboard server's zone, or None."""
@@ -72,16 +63,6 @@ class Unmatched:
 
     path: str
     reason: str
-
-
-def match_assignment(name: str, assignments: list[str]) -> str | None:
-    """The assignment whose id (or whose number, like '01') the file name names, if exactly one."""
-    stem = clean_stem(name)
-    hits = [a for a in assignments if a.lower() in stem]
-    if len(hits) != 1:
-        number_hits = [a for a in assignments if re.search(rf"(^|[^0-9]){re.escape(a.split('-')[0])}([^0-9]|$)", stem)]
-        hits = hits or number_hits
-    return hits[0] if len(hits) == 1 else None
 
 
 # The grader's marker, in every folder `python -m autograde grade` writes: such a folder is its output, never a
@@ -202,7 +183,7 @@ def _unwrap(top: Path, assignments: list[str], pattern: str | None) -> Path:
         kids = [p for p in inner.iterdir() if not _junk(p.name)]
         folders = sum(1 for k in kids if k.is_dir())
         flat = [k.name for k in kids if k.is_file()]
-        if (inner / lms.GRADESCOPE_METADATA).is_file() or folders >= 2 or len(lms.flat_students(flat, pattern)) >= 2:
+        if any((inner / name).is_file() for name in lms.class_files()) or folders >= 2 or len(lms.flat_students(flat, pattern)) >= 2:
             log.info("read the export's top folder %r as a wrapper around the class, not as a student",
                      f"{inner.relative_to(top)}/")
             root = inner
@@ -323,8 +304,8 @@ def _collect(top: Path, refused: list[Unmatched], dest: Path, assignments: list[
             unmatched.append(Unmatched(shown(rel), f"refused: {refused_ids[rel]}"))
             continue
         if not found:
-            unmatched.append(Unmatched(shown(rel), f"no student id: the name does not follow {layout.title}'s naming"
-                                       if layout.name != "folders" else "no student id in the path or file name"))
+            unmatched.append(Unmatched(shown(rel), layout.unclaimed
+                                       or f"no student id: the name does not follow {layout.title}'s naming"))
             continue
         too_big = _too_big((root / rel).stat().st_size, file_limit_mib)
         if too_big:
@@ -386,7 +367,7 @@ def _collect(top: Path, refused: list[Unmatched], dest: Path, assignments: list[
         times[(student, assignment)] = evidence(layout.name, root, latest, entry, zipped, blackboard_zone)
         if entry.late:
             notes[(student, assignment)] = [f"{layout.title} marked this submission late"]
-    if layout.name in ("folders", "nbgrader"):  # a student's folder counts even when it holds no notebook
+    if layout.folder_students:  # a student's folder counts even when it holds no notebook
         folder_students |= {p.name for p in root.iterdir()
                             if p.is_dir() and not _junk(p.name) and not unsafe_student_id(p.name) and not _ours(p)}
     # A file the submission time was read from was used, not left ungraded: unmatched.csv lists only what was not.

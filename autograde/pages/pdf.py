@@ -12,21 +12,15 @@ The files are named so that an LMS's bulk feedback upload finds whose each is:
 
 - every export: ``feedback-pdf/<student id>_<LMS user id>.pdf`` (``<student id>.pdf`` without a user id), and
   the report as ``report.pdf``;
-- a Moodle export, also ``feedback-pdf.zip``, ready for the assignment's *Upload multiple feedback files in a
-  zip*: a folder ``<Full Name>_<participant id>_assignfeedback_file_`` per student holding ``feedback.pdf``.
-  Moodle's importer (``mod/assign/feedback/file/importziplib.php``, ``is_valid_filename_for_import``) splits each
-  path part at ``_`` into at most 5 fields, reads the participant id from the second (numeric, one of the
-  assignment's participants) and the plugin from the third and fourth (``assignfeedback``, ``file``); the rest of
-  the path is the feedback file's name. Its own download names a student's folder ``<Full Name>_<participant
-  id>_assignsubmission_file_`` with ``_`` in the name replaced by spaces (``mod/assign/locallib.php``,
-  ``download_submissions``), so the name must hold no ``_``: it is the one the export gave, with ``_`` made spaces.
+- an export whose LMS has a bulk feedback upload (:attr:`autograde.intake.adapter.Layout.feedback`), also the zip
+  that upload reads, its files named as the LMS's adapter says (Moodle's ``feedback-pdf.zip``,
+  :mod:`autograde.intake.moodle`).
 """
 from __future__ import annotations
 
 import asyncio
 import logging
 import os
-import re
 import shutil
 import time
 import zipfile
@@ -34,14 +28,16 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..intake.lms import safe_id
+from ..intake import lms as layouts
+from ..intake.adapter import FeedbackUpload, safe_id
+
+# (Kept under their old names for the modules that read them from here: grade.py, __main__.py.)
+from ..intake.moodle import MOODLE_FILE, MOODLE_ZIP, moodle_folder  # noqa: F401
 
 log = logging.getLogger(__name__)
 
 PDF_FOLDER = "feedback-pdf"  # one PDF per student
 REPORT_PDF = "report.pdf"
-MOODLE_ZIP = "feedback-pdf.zip"  # Moodle's "Upload multiple feedback files in a zip"
-MOODLE_FILE = "feedback.pdf"  # the name a Moodle student sees the feedback file under
 MAX_TABS = 4  # tabs printing at once (more gain nothing on a few cores and cost memory)
 # Where Chromium is looked for, by name on the PATH (Debian's package is `chromium`), then at Debian's path.
 CHROMIUM_NAMES = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable")
@@ -102,27 +98,15 @@ def pdf_name(student: str, lms_id: str = "") -> str:
     return f"{student}_{lms_id}.pdf" if lms_id else f"{student}.pdf"
 
 
-def moodle_folder(full_name: str, participant_id: str) -> str:
-    """The folder of a student's feedback in Moodle's feedback zip: ``<Full Name>_<participant id>_assignfeedback_file_``.
-
-    The name is shown, not read (Moodle matches the participant id), but an ``_`` in it would shift the fields, so
-    each becomes a space, as Moodle's own download does; a path separator or control character becomes a space too.
-    Raises ValueError for a participant id that is not a number (Moodle would skip the folder).
-    """
-    if not participant_id.isdigit():
-        raise ValueError(f"a Moodle participant id is a number, not {participant_id!r}")
-    name = re.sub(r"[_/\\\x00-\x1f\x7f]+", " ", full_name).strip() or "Participant"
-    return f"{name}_{participant_id}_assignfeedback_file_"
-
-
 @dataclass
 class Printed:
-    """What :func:`write_pdfs` wrote: each student's PDF, the report's, Moodle's zip (or None), and how fast."""
+    """What :func:`write_pdfs` wrote: each student's PDF, the report's, the LMS's feedback upload (or None), and how
+    fast."""
 
     pdfs: dict[str, Path]
     report: Path
-    moodle_zip: Path | None = None
-    not_in_zip: list[str] = field(default_factory=list)  # students with no participant id: not in Moodle's zip
+    upload: Path | None = None
+    not_in_zip: list[str] = field(default_factory=list)  # students with no user id the LMS matches: not in the upload
     seconds: float = 0.0  # printing only (the browser's start excluded)
 
     @property
@@ -197,16 +181,29 @@ async def _print_pages(jobs: list[tuple[Path, Path]], chromium: str, progress: b
     return seconds
 
 
+def feedback_upload(lms: str | bool) -> FeedbackUpload | None:
+    """The bulk feedback upload of the export layout named `lms` (:attr:`autograde.intake.collect.Collected.lms`),
+    or None where it has none. ``True`` names the one layout that has one (what a caller that only knows whether
+    the export has one passes); ValueError if several have one."""
+    if lms is True:
+        uploads = [layout.feedback for layout in layouts.LAYOUTS.values() if layout.feedback is not None]
+        if len(uploads) != 1:
+            raise ValueError(f"{len(uploads)} export layouts have a feedback upload: name the export's layout")
+        return uploads[0]
+    layout = layouts.LAYOUTS.get(lms) if lms else None
+    return layout.feedback if layout is not None else None
+
+
 def write_pdfs(out: Path, feedback: dict[str, Path], report: Path, lms_ids: dict[str, str] | None = None,
-               names: dict[str, str] | None = None, moodle: bool = False, chromium: str | None = None,
+               names: dict[str, str] | None = None, lms: str | bool = "", chromium: str | None = None,
                progress: bool = False, tabs: int | None = None) -> Printed:
     """Print each student's feedback page (`feedback`: student id → HTML file) to ``out/feedback-pdf/`` and
-    `report` to ``out/report.pdf``; for a Moodle export (`moodle`), also write ``out/feedback-pdf.zip`` in the layout
-    of Moodle's feedback upload (see the module's docstring).
+    `report` to ``out/report.pdf``; where the export's layout `lms` has a bulk feedback upload
+    (:func:`feedback_upload`; Moodle's), also write its zip in ``out`` (see the module's docstring).
 
     `lms_ids` maps student ids to the LMS's user ids (Moodle's participant ids), `names` to the names the export
-    gave them (Moodle's full names; the student id where none is known). A student without a participant id is left
-    out of Moodle's zip, listed in :attr:`Printed.not_in_zip` and logged.
+    gave them (Moodle's full names; the student id where none is known). A student the upload cannot name (no
+    participant id) is left out of the zip, listed in :attr:`Printed.not_in_zip` and logged.
     """
     lms_ids, names = lms_ids or {}, names or {}
     folder = out / PDF_FOLDER
@@ -217,16 +214,13 @@ def write_pdfs(out: Path, feedback: dict[str, Path], report: Path, lms_ids: dict
     log.info("printed %d page(s) to PDF in %.1f s (%.1f pages per second)", len(jobs), seconds,
              len(jobs) / seconds if seconds else 0.0)
     printed = Printed(pdfs, out / REPORT_PDF, seconds=seconds)
-    if moodle:
-        printed.moodle_zip = out / MOODLE_ZIP
-        with zipfile.ZipFile(printed.moodle_zip, "w", zipfile.ZIP_DEFLATED) as archive:
-            for student, path in pdfs.items():
-                participant = lms_ids.get(student, "")
-                if not participant.isdigit():
-                    printed.not_in_zip.append(student)
-                    continue
-                archive.write(path, f"{moodle_folder(names.get(student, student), participant)}/{MOODLE_FILE}")
+    upload = feedback_upload(lms)
+    if upload is not None:
+        printed.upload = out / upload.file
+        members, printed.not_in_zip = upload.members(pdfs, lms_ids, names)
+        with zipfile.ZipFile(printed.upload, "w", zipfile.ZIP_DEFLATED) as archive:
+            for name, path in members.items():
+                archive.write(path, name)
         if printed.not_in_zip:
-            log.warning("not in %s (no Moodle participant id, e.g. a roster student with nothing handed in): %s; "
-                        "their PDFs are in %s", MOODLE_ZIP, ", ".join(printed.not_in_zip), folder)
+            log.warning(upload.left_out, upload.file, ", ".join(printed.not_in_zip), folder)
     return printed

@@ -4,7 +4,7 @@ from pathlib import Path, PurePosixPath
 import pytest
 
 from autograde.course import assignment_ids
-from autograde.intake import lms
+from autograde.intake import gradescope_export, lms
 from autograde.intake.collect import clean_stem, match_assignment
 
 ASSIGNMENTS = assignment_ids()
@@ -138,7 +138,7 @@ def test_in_the_nbgrader_layout_and_gradescope_the_student_is_a_folder_the_file_
     layout, entries = recognised(f"alice/{FIRST}/{FIRST}.ipynb", f"bob/{FIRST}/{FIRST}.ipynb",
                                  f"alice/{FIRST}/bob_{FIRST}.txt")
     assert layout == "nbgrader" and entries[f"alice/{FIRST}/bob_{FIRST}.txt"][0].student == "alice"
-    (tmp_path / lms.GRADESCOPE_METADATA).write_text(
+    (tmp_path / gradescope_export.GRADESCOPE_METADATA).write_text(
         "submission_101:\n  :submitters:\n  - :name: Alice Smith\n    :sid: '1001'\n")
     read = lms.LAYOUTS["gradescope"].reader(tmp_path, lms.DEFAULT_STUDENT_PATTERN)
     name = PurePosixPath(f"submission_101/submission_102_{FIRST}.ipynb")

@@ -235,7 +235,7 @@ def test_maths_and_figures_are_printed_and_nothing_is_fetched_from_the_network(t
     images = [image for page in pypdf.PdfReader(printed.report).pages for image in page.images]
     assert images, "the report's figure is not in its PDF"
     assert any("https://example.com/x.png" in r.getMessage() and "refused" in r.getMessage() for r in caplog.records)
-    assert printed.moodle_zip is None and not (tmp_path / pdf.MOODLE_ZIP).exists(), "a zip for Moodle only"
+    assert printed.upload is None and not (tmp_path / pdf.MOODLE_ZIP).exists(), "a zip for Moodle only"
 
 
 @pytest.mark.slow
@@ -245,9 +245,9 @@ def test_a_student_without_a_participant_id_is_left_out_of_moodles_zip_and_said(
     pages = {p.stem: p for p in write_feedback(rows, tmp_path / "feedback")}
     report = write_report(rows, tmp_path / "report.html", 1.0, 2)
     with caplog.at_level(logging.WARNING, logger="autograde"):
-        printed = pdf.write_pdfs(tmp_path, pages, report, {"ada": "77"}, {"ada": "Ada Lovelace"}, moodle=True,
+        printed = pdf.write_pdfs(tmp_path, pages, report, {"ada": "77"}, {"ada": "Ada Lovelace"}, lms="moodle",
                                  tabs=2)
-    with zipfile.ZipFile(printed.moodle_zip) as archive:
+    with zipfile.ZipFile(printed.upload) as archive:
         assert archive.namelist() == [f"Ada Lovelace_77_assignfeedback_file_/{pdf.MOODLE_FILE}"]
     assert printed.not_in_zip == ["bea"] and (tmp_path / pdf.PDF_FOLDER / "bea.pdf").is_file()
     assert any("bea" in r.getMessage() and pdf.MOODLE_ZIP in r.getMessage() for r in caplog.records)
