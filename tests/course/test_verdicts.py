@@ -163,7 +163,7 @@ def test_verdicts_are_kept_between_runs_under_a_key_of_what_decides_them(tmp_pat
 
     runs = []
 
-    def evaluate(cells, variants, timeout, jobs, assignment):
+    def evaluate(cells, variants, timeout, jobs, assignment, sliced=True):
         runs.append(sorted(variants))
         return {name: {"test_softmax": (name == "reference", "" if name == "reference" else "AssertionError: wrong")}
                 for name in variants}
@@ -180,6 +180,31 @@ def test_verdicts_are_kept_between_runs_under_a_key_of_what_decides_them(tmp_pat
                            cache=tmp_path)
     module.mutant_verdicts(first, {"reference": {}, "wrong": wrong}, timeout=30, cache=tmp_path)
     assert len(runs) == 3, "a changed variant or time limit reused verdicts decided for something else"
+
+
+@pytest.mark.slow
+def test_a_fork_runs_only_the_cells_its_variant_can_change_and_decides_as_a_fork_that_runs_every_cell(tmp_path):
+    # A costly cell (a training run, here one that logs its runs to a file) between add_one's tests and double: a
+    # fork of add_one does not run it again (nothing after it reads add_one), a fork of both does (the cell that
+    # reads double also reads what the costly cell made); the cell that reads double runs again in double's forks.
+    runs = tmp_path / "runs.txt"
+
+    def logged(grade_id: str, code: str) -> dict:
+        return {"cell_type": "code", "nbgrader": {"grade_id": grade_id, "solution": False, "grade": False},
+                "source": f"with open({str(runs)!r}, 'a') as log:\n    print({grade_id!r}, file=log)\n{code}"}
+
+    cells = [*CELLS[:5], logged("costly", "trained = 42"), *CELLS[5:], logged("uses_double", "doubled = double(trained)"),
+             grade_cell("test_trained", "assert doubled == 84, doubled")]
+    variants = {"reference": {}, "add_one/off_by_one": SYNTHETIC["add_one/off_by_one"],
+                "double/wrong": SYNTHETIC["double/wrong"], "both/wrong": SYNTHETIC["both/wrong"]}
+    sliced = notebook_verdicts(cells, variants, timeout=10)
+    logged_runs = runs.read_text().split()
+    assert (logged_runs.count("costly"), logged_runs.count("uses_double")) == (2, 3), logged_runs
+    assert failed(sliced["double/wrong"])["test_trained"] == "AssertionError: 42"
+    assert sliced["add_one/off_by_one"]["test_trained"] == (True, "")
+    runs.unlink()
+    assert notebook_verdicts(cells, variants, timeout=10, sliced=False) == sliced
+    assert runs.read_text().split().count("costly") == 3, "without slicing, a fork runs every cell after its variant's"
 
 
 def test_the_key_covers_the_cells_and_the_grader(monkeypatch):

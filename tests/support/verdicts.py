@@ -6,8 +6,10 @@ child process per assignment runs the SOURCE notebook (hidden tests included,
 as the grader runs them) with the reference solutions in an IPython
 ``InteractiveShell`` (the kernel's own semantics: magics, display hook, history),
 and forks just before each solution cell some variant replaces: the fork runs
-the variant's code and every cell after it, the parent the reference cell, so
-the common prefix runs once.
+the variant's code and the cells after it that it can change (with those they
+need: tests/support/slicing.py), the parent the reference cell, so the common
+prefix runs once and a cell no variant can change (a training run a wrong
+``apply_rope`` never reaches) runs once too.
 
 It keeps what decides a cell's points in the grader:
 
@@ -29,8 +31,10 @@ the sandbox's limits (memory, files, network) and the whole notebook's time
 limit. Mutants and alternatives need none of them;
 ``test_in_process_verdicts_agree_with_the_grader`` checks the two ways agree.
 
-``python -m tests.support.verdicts measure [ASSIGNMENT ...]`` times the
-evaluation of every mutant of each chapter (best of 3).
+``python -m tests.support.verdicts measure [ASSIGNMENT ...] [--every-cell]`` times the
+evaluation of every mutant of each chapter (best of 3); ``compare [ASSIGNMENT ...]``
+checks that sliced forks decide every mutant's and alternative's verdicts as forks
+that run every cell do.
 """
 from __future__ import annotations
 
@@ -102,14 +106,16 @@ def _cells(nb) -> list[dict]:
 
 
 def notebook_verdicts(cells: list[dict], variants: dict[str, dict[str, str]], timeout: float = CELL_TIMEOUT,
-                      jobs: int = JOBS, assignment: str = "") -> dict[str, dict[str, tuple[bool, str]]]:
+                      jobs: int = JOBS, assignment: str = "", sliced: bool = True
+                      ) -> dict[str, dict[str, tuple[bool, str]]]:
     """Verdicts of the test cells of a notebook given as `cells` (``{"cell_type", "source", "nbgrader"}`` each).
 
     `variants` maps a name to ``{solution_grade_id: code}`` (the complete code of
     each cell it replaces; ``{}`` is the notebook as given). Solution cells
     run as given (their ``### BEGIN/END SOLUTION`` markers removed). Returns
     ``{name: {test_grade_id: (passed, message)}}``; with `assignment`, each message is written as a row of
-    scores.csv writes it.
+    scores.csv writes it. With `sliced`, a variant's fork runs only the cells it can change and those they need
+    (:func:`tests.support.slicing.cells_to_run`); the others keep the reference's record.
     """
     solution_ids = {c["nbgrader"].get("grade_id") for c in cells if c["nbgrader"].get("solution")}
     for name, cells_replaced in variants.items():
@@ -120,7 +126,7 @@ def notebook_verdicts(cells: list[dict], variants: dict[str, dict[str, str]], ti
 
     # What runs in a solution cell that no variant replaces: the reference, as a perfect student writes it.
     cells = [{**c, "source": solution_code(c["source"])} if c["nbgrader"].get("solution") else c for c in cells]
-    request = {"cells": cells, "variants": variants, "timeout": timeout, "jobs": jobs}
+    request = {"cells": cells, "variants": variants, "timeout": timeout, "jobs": jobs, "sliced": sliced}
     with tempfile.TemporaryDirectory(prefix="verdicts-") as scratch:
         scratch = Path(scratch)
         (scratch / "request.json").write_text(json.dumps(request))
@@ -147,7 +153,7 @@ def _format(outcome: dict, tests: list[str], assignment: str) -> dict[str, tuple
 
     from autograde.intake.lms import spreadsheet_cell
     from autograde.results.classify import CellResult, classify_cell
-    from autograde.run.execute import EVENTS_KEY, error_output
+    from autograde.run.records import EVENTS_KEY, error_output
 
     timed_out = any("timed_out" in c["events"] for c in outcome.values())
     verdicts = {}
@@ -167,7 +173,8 @@ def _format(outcome: dict, tests: list[str], assignment: str) -> dict[str, tuple
 
 
 def mutant_verdicts(assignment: str, variants: dict[str, dict[str, str]], timeout: float = CELL_TIMEOUT,
-                    jobs: int = JOBS, cache: Path | None = None) -> dict[str, dict[str, tuple[bool, str]]]:
+                    jobs: int = JOBS, cache: Path | None = None, sliced: bool = True
+                    ) -> dict[str, dict[str, tuple[bool, str]]]:
     """``{name: {test_grade_id: (passed, message)}}`` for each variant of `assignment`'s notebook.
 
     `variants` maps a name to ``{solution_grade_id: mutant_source}``: the file's
@@ -177,7 +184,8 @@ def mutant_verdicts(assignment: str, variants: dict[str, dict[str, str]], timeou
     the test cells are the source notebook's (hidden tests included). A test
     cell passes exactly when the grader would give it full points, and the
     message of a failed one is the grader's (as in scores.csv). With `cache`, a
-    folder, the verdicts are kept there under :func:`verdicts_key` and reused.
+    folder, the verdicts are kept there under :func:`verdicts_key` and reused. `sliced`: as
+    :func:`notebook_verdicts`.
     """
     from autograde.course import source_notebook
     from autograde.reference import solution_code
@@ -194,9 +202,9 @@ def mutant_verdicts(assignment: str, variants: dict[str, dict[str, str]], timeou
         resolved[name] = {g: mutant_code(text, reference[g]) for g, text in cells_replaced.items()}
     cells = _cells(nb)
     if cache is None:
-        return notebook_verdicts(cells, resolved, timeout, jobs, assignment)
+        return notebook_verdicts(cells, resolved, timeout, jobs, assignment, sliced)
     # Kept between test runs, as the grader keeps a grade: a rerun after a change to anything else decides nothing.
-    key = verdicts_key(cells, resolved, timeout)
+    key = verdicts_key(cells, resolved, timeout, sliced)
     path = Path(cache) / f"{assignment}-{key[:16]}.json"
     path.parent.mkdir(parents=True, exist_ok=True)
     # One process decides them; another of the same test run (pytest-xdist's workers) or of another run waits.
@@ -209,21 +217,24 @@ def mutant_verdicts(assignment: str, variants: dict[str, dict[str, str]], timeou
                         for name, cells_ in saved["verdicts"].items()}
         except (OSError, ValueError, KeyError, TypeError):
             pass
-        verdicts = notebook_verdicts(cells, resolved, timeout, jobs, assignment)
+        verdicts = notebook_verdicts(cells, resolved, timeout, jobs, assignment, sliced)
         partial = path.with_suffix(f".{os.getpid()}.tmp")
         partial.write_text(json.dumps({"key": key, "verdicts": verdicts}))
         os.replace(partial, path)  # (whole or not at all)
         return verdicts
 
 
-def verdicts_key(cells: list[dict], variants: dict[str, dict[str, str]], timeout: float) -> str:
+def verdicts_key(cells: list[dict], variants: dict[str, dict[str, str]], timeout: float, sliced: bool = True) -> str:
     """A hash of everything the verdicts of `variants` on `cells` depend on: the cells (solutions and tests), each
-    variant's code, the time limit, this evaluator's code and the grader's (its classification, with
+    variant's code, the time limit, whether forks are sliced, this evaluator's code (and the slicing's) and the
+    grader's (its classification, with
     the version of every installed package: :func:`autograde.results.cache.grader_fingerprint`)."""
     from autograde.results.cache import grader_fingerprint
 
-    h = hashlib.sha256(json.dumps({"cells": cells, "variants": variants, "timeout": timeout}, sort_keys=True).encode())
+    h = hashlib.sha256(json.dumps({"cells": cells, "variants": variants, "timeout": timeout, "sliced": sliced},
+                                  sort_keys=True).encode())
     h.update(Path(__file__).read_bytes())
+    h.update((Path(__file__).parent / "slicing.py").read_bytes())
     h.update(grader_fingerprint().encode())
     return h.hexdigest()
 
@@ -240,6 +251,11 @@ def chapter_verdicts(assignment: str, alternatives: bool = False) -> dict[str, d
     :func:`alternative_student`, ``"alternatives-<k>"``, ``"reference"``, ``"untouched"``), so they
     compare directly with a graded batch's scores.
     """
+    return mutant_verdicts(assignment, chapter_variants(assignment, alternatives), cache=CACHE)
+
+
+def chapter_variants(assignment: str, alternatives: bool = False) -> dict[str, dict[str, str]]:
+    """The variants :func:`chapter_verdicts` evaluates, ``{student: {solution_grade_id: file text}}``."""
     from tests.support import submissions
     from tests.support.synthetic import alternative_student, mutant_student, student_notebook
 
@@ -256,7 +272,7 @@ def chapter_verdicts(assignment: str, alternatives: bool = False) -> dict[str, d
     for a, grade_id, path in files:
         if a == assignment:
             variants[student(grade_id, path)] = {grade_id: path.read_text()}
-    return mutant_verdicts(assignment, variants, cache=CACHE)
+    return variants
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -336,6 +352,8 @@ def _run(request: dict, result_path: Path) -> None:
     cell's record) to `result_path`."""
     # NumPy and PyTorch use one thread, as in the grader's kernels: notebook_verdicts sets OMP_NUM_THREADS=1 (and
     # OpenBLAS's, MKL's), which PyTorch reads when the notebook imports it (torch.get_num_threads() is 1).
+    from tests.support.slicing import cells_to_run
+
     cells, variants, jobs = request["cells"], request["variants"], max(int(request["jobs"]), 1)
     # The scratch folder of the request (notebook_verdicts removes it): a notebook's files land there, as in a
     # kernel's own folder, and each fork leaves its records there.
@@ -377,6 +395,15 @@ def _run(request: dict, result_path: Path) -> None:
             return replaced.get(grade_id, cell["source"])
         return cell["source"]
 
+    # The cells each variant's fork runs (None: every one from its first replaced cell).
+    plans: dict[str, set[int] | None] = {}
+    as_reference = [source(i, {}) if c["cell_type"] == "code" else None for i, c in enumerate(cells)]
+    for name, replaced in variants.items():
+        if replaced:
+            code = [source(i, replaced) if c["cell_type"] == "code" else None for i, c in enumerate(cells)]
+            plans[name] = (cells_to_run(code, {index_of[g] for g in replaced}, as_reference)
+                           if request.get("sliced") else None)
+
     pids: dict[int, str] = {}
     for index, cell in enumerate(cells):
         if cell["cell_type"] != "code":
@@ -389,8 +416,9 @@ def _run(request: dict, result_path: Path) -> None:
             if pid == 0:  # the variant: its cell and every cell after it
                 code = 0
                 try:
+                    plan = plans[name]
                     records = {i: notebook.run(i, source(i, variants[name])) for i in range(index, len(cells))
-                               if cells[i]["cell_type"] == "code"}
+                               if cells[i]["cell_type"] == "code" and (plan is None or i in plan)}
                     (outputs / f"{os.getpid()}.json").write_text(json.dumps(records))
                 except BaseException:  # noqa: BLE001 (anything: the parent reports the variant as failed)
                     import traceback
@@ -401,7 +429,8 @@ def _run(request: dict, result_path: Path) -> None:
                     sys.stdout.flush()
                     sys.stderr.flush()
                     os._exit(code)
-            remaining = sum(1 for c in cells[index:] if c["cell_type"] == "code")
+            remaining = sum(1 for i, c in enumerate(cells[index:], index) if c["cell_type"] == "code"
+                            and (plans[name] is None or i in plans[name]))
             # (A busy machine may stretch each cell to its wall-clock cap: only past that is a fork stuck.)
             running[pid] = (name, time.monotonic() + WALL_FACTOR * notebook.timeout * remaining + 60)
             pids[pid] = name
@@ -418,24 +447,41 @@ def _run(request: dict, result_path: Path) -> None:
     result_path.write_text(json.dumps(results))
 
 
-def _measure(assignments: list[str], repeat: int) -> None:
+def _measure(assignments: list[str], repeat: int, sliced: bool) -> None:
     """Print the best of `repeat` wall times to evaluate every mutant of each of `assignments` in-process."""
-    from tests.support.submissions import mutants
-    from tests.support.synthetic import mutant_student
-
     for assignment in assignments:
-        variants = {mutant_student(g, p): {g: p.read_text()} for a, g, p in mutants() if a == assignment}
+        variants = {n: v for n, v in chapter_variants(assignment).items() if n.startswith("mutant")}
         times = []
         for _ in range(repeat):
             start = time.perf_counter()
-            mutant_verdicts(assignment, variants)
+            mutant_verdicts(assignment, variants, sliced=sliced)
             times.append(time.perf_counter() - start)
         print(f"{assignment}: {len(variants)} mutants in {min(times):.1f} s (best of {repeat}: "
-              f"{', '.join(f'{t:.1f}' for t in times)})", flush=True)
+              f"{', '.join(f'{t:.1f}' for t in times)}; {'sliced' if sliced else 'every cell'})", flush=True)
+
+
+def _compare(assignments: list[str]) -> int:
+    """Decide every mutant's and alternative's verdicts of each of `assignments` with sliced forks and with forks
+    that run every cell; print each difference; the number of differences."""
+    differences = 0
+    for assignment in assignments:
+        for alternatives in (False, True):
+            variants = chapter_variants(assignment, alternatives)
+            sliced, whole = (mutant_verdicts(assignment, variants, sliced=s) for s in (True, False))
+            for name in variants:
+                for cell in whole[name]:
+                    if sliced[name][cell] != whole[name][cell]:
+                        differences += 1
+                        print(f"{assignment} {name} {cell}: sliced {sliced[name][cell]}, every cell "
+                              f"{whole[name][cell]}", flush=True)
+            print(f"{assignment}: {len(variants)} {'alternatives' if alternatives else 'mutants'} compared",
+                  flush=True)
+    return differences
 
 
 def main(argv: list[str] | None = None) -> None:
-    """``run REQUEST RESULT`` (the child process) or ``measure [ASSIGNMENT ...] [--repeat K]``."""
+    """``run REQUEST RESULT`` (the child process), ``measure [ASSIGNMENT ...] [--repeat K] [--every-cell]`` or
+    ``compare [ASSIGNMENT ...]``."""
     parser = argparse.ArgumentParser(prog=f"python -m {_RUNNER}")
     commands = parser.add_subparsers(dest="command", required=True)
     run = commands.add_parser("run", help="evaluate a request (what mutant_verdicts starts)")
@@ -444,13 +490,19 @@ def main(argv: list[str] | None = None) -> None:
     measure = commands.add_parser("measure", help="time the evaluation of every mutant of each chapter")
     measure.add_argument("assignments", nargs="*")
     measure.add_argument("--repeat", type=int, default=3)
+    measure.add_argument("--every-cell", action="store_true", help="forks run every cell after the variant's")
+    compare = commands.add_parser("compare", help="sliced forks against forks that run every cell: the same verdicts")
+    compare.add_argument("assignments", nargs="*")
     args = parser.parse_args(argv)
     if args.command == "run":
         _run(json.loads(args.request.read_text()), args.result.resolve())
-    else:
-        from autograde.course import assignment_ids
+        return
+    from autograde.course import assignment_ids
 
-        _measure(args.assignments or assignment_ids(), args.repeat)
+    if args.command == "measure":
+        _measure(args.assignments or assignment_ids(), args.repeat, not args.every_cell)
+    else:
+        sys.exit(1 if _compare(args.assignments or assignment_ids()) else 0)
 
 
 if __name__ == "__main__":
