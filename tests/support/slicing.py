@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+import functools
 from dataclasses import dataclass, field
 
 __all__ = ["CellNames", "cell_names", "cells_to_run"]
@@ -256,6 +257,7 @@ def _magics(tree: ast.AST) -> list[str]:
     return found
 
 
+@functools.lru_cache(maxsize=4096)  # (a chapter's plans read the same cells once per variant; never changed after)
 def cell_names(source: str) -> CellNames | None:
     """What the cell `source` loads, binds and may mutate (None where it cannot be read as Python).
 
