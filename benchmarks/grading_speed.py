@@ -2,11 +2,13 @@
 
     .venv/bin/python -m benchmarks.grading_speed [--students 100] [--repeat 3] [--jobs 1,2] [--no-bare]
                                                  [--assignments 01-weighted-sum,04-long-sequences]
+                                                 [--references-only]
 
 The class has one notebook per student, spread over the available chapters:
 three in five complete the reference solution, one in five is a mutant (a
 plausible wrong answer from tests/mutants/), one in five is broken (the
-untouched student notebook). It prints the seconds per notebook of
+untouched student notebook); with --references-only every notebook completes
+the reference solution. It prints the seconds per notebook of
 ``python -m autograde grade`` with --jobs 1 and --jobs 2, the time of executing
 the same notebooks bare with nbclient, one after another, the overhead of
 grading (--jobs 1 against bare) and the speedup of --jobs 2 over --jobs 1.
@@ -41,14 +43,16 @@ from tests.support.synthetic import completed_notebook, mutant_files, student_no
 REPO = Path(__file__).resolve().parent.parent
 
 
-def make_class(folder: Path, students: int, assignments: list[str] | None = None) -> list[Path]:
-    """Write the synthetic class into `folder` (over `assignments`, default all); returns the notebooks."""
+def make_class(folder: Path, students: int, assignments: list[str] | None = None,
+               references_only: bool = False) -> list[Path]:
+    """Write the synthetic class into `folder` (over `assignments`, default all; every notebook the reference where
+    `references_only`); returns the notebooks."""
     assignments = assignments or assignment_ids()
     mutants = {a: [(g, p) for a2, g, p in mutant_files(REPO / "tests" / "mutants") if a2 == a] for a in assignments}
     written = []
     for i in range(students):
         assignment = assignments[i % len(assignments)]
-        kind = i % 5
+        kind = 0 if references_only else i % 5
         if kind == 3 and mutants[assignment]:
             grade_id, path = mutants[assignment][(i // 5) % len(mutants[assignment])]
             nb = completed_notebook(assignment, {grade_id: path.read_text()})
@@ -105,12 +109,14 @@ def main() -> None:
     parser.add_argument("--jobs", default="1,2", help="comma-separated --jobs values to time")
     parser.add_argument("--no-bare", action="store_true", help="do not time bare execution")
     parser.add_argument("--assignments", default="", help="comma-separated chapters (default: all)")
+    parser.add_argument("--references-only", action="store_true",
+                        help="every notebook completes the reference (no mutants, no untouched notebooks)")
     args = parser.parse_args()
     chosen = [a for a in args.assignments.split(",") if a] or assignment_ids()
     jobs = [int(j) for j in args.jobs.split(",")]
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
-        notebooks = make_class(tmp / "class", args.students, chosen)
+        notebooks = make_class(tmp / "class", args.students, chosen, args.references_only)
         n = len(notebooks)
         # Interleaved (bare, then each --jobs, then again), so that a change in the machine's load between runs
         # touches both sides alike; each figure is the best of its runs, wall and CPU time each.
@@ -120,7 +126,8 @@ def main() -> None:
                 bare_runs.append(bare_seconds(notebooks))
             for j in jobs:
                 grade_runs[j].append(grade_seconds(tmp / "class", tmp / f"out{j}-{k}", j))
-    print(f"{n} notebooks across {len(chosen)} chapters, best of {args.repeat} (wall time; CPU time of every process)")
+    kinds = "reference notebooks" if args.references_only else "notebooks (references, mutants, untouched)"
+    print(f"{n} {kinds} across {len(chosen)} chapters, best of {args.repeat} (wall time; CPU time of every process)")
     bare = (min(w for w, _ in bare_runs), min(c for _, c in bare_runs)) if bare_runs else None
     if bare is not None:
         print(f"bare nbclient, one at a time: {bare[0]:6.1f} s ({bare[0] / n:.2f} s per notebook); CPU {bare[1]:6.1f} s")
