@@ -29,6 +29,7 @@ from __future__ import annotations
 import csv
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -221,6 +222,12 @@ def _test_output(test: dict, not_graded: str) -> str:
     return "\n".join(line for line in lines if line)
 
 
+def _hidden_cell_named(note: str, hidden: set[str]) -> str | None:
+    """The hidden test cell a note names (a kernel that died in it, the notebook's time running out at it), if any:
+    such a note is derived from a hidden test and is held back with that cell's result until grades are published."""
+    return next((cell for cell in sorted(hidden) if re.search(rf"(?<![\w.]){re.escape(cell)}(?![\w])", note)), None)
+
+
 def _penalty_text(grade: dict) -> str:
     """The late penalty grades.csv records, in words ('' when none)."""
     try:
@@ -244,13 +251,17 @@ def results_from(out: Path, assignment: str) -> dict:
     rows, notes = _rows(out, assignment)
     context = assignment_context(STUDENT, assignment, rows, notes)
     hidden = hidden_cells(assignment)
+    listed = {test["grade_id"] for section in context["exercises"] for test in section["tests"]}
+    held = [(note, cell if cell in listed else None) for note in context["notes"]
+            for cell in [_hidden_cell_named(note, hidden)]]  # (a cell with no box of its own: shown at the top)
     tests = []
     for section in context["exercises"]:
         for test in section["tests"]:
             name = f"{section['heading']}: {test['description']}"
+            own_notes = [f"Note: {note}" for note, cell in held if cell == test["grade_id"]]
             tests.append({"name": f"{name} [{test['grade_id']}]", "score": test["score"],
                           "max_score": test["max_score"], "status": "passed" if test["passed"] else "failed",
-                          "output": _test_output(test, context["not_graded"]),
+                          "output": "\n".join([_test_output(test, context["not_graded"])] + own_notes),
                           "visibility": AFTER_PUBLISHED if test["grade_id"] in hidden else VISIBLE,
                           "extra_data": {"grade_id": test["grade_id"],
                                          "status": next(str(r.status) for r in rows if r.grade_id == test["grade_id"])}})
@@ -258,7 +269,7 @@ def results_from(out: Path, assignment: str) -> dict:
     lines = [context["title"]]
     if context["not_graded"]:
         lines.append(f"Your notebook could not be graded: {context['not_graded']}")
-    lines += [f"Note: {note}" for note in context["notes"]]
+    lines += [f"Note: {note}" for note, cell in held if cell is None]
     penalty = _penalty_text(grade)
     if penalty:
         lines.append(penalty)

@@ -20,6 +20,7 @@ from autograde.course import source_notebook
 from autograde.gradescope import PYTHON_ENV, ROOT_ENV, due_date, notebooks_in
 from autograde.results.classify import graded_cells
 from tests.support.commands import run_main
+from tests.support.integrity import FIRST, disguised_leaks, disguised_submissions
 from tests.support.synthetic import completed_notebook
 
 A = "01-weighted-sum"
@@ -324,3 +325,29 @@ def test_gradescope_late_submission_loses_the_penalty_from_the_students_own_due_
     assert results["score"] == pytest.approx(total * 0.9), f"score {results['score']}, not {total * 0.9}:\n{log}"
     assert "Late penalty" in results["output"] and f"{total * 0.1:g}" in results["output"], results["output"]
     assert f"--due {own_due}" in log and f"--late-penalty {PENALTY}" in log, log
+
+
+@pytest.mark.slow
+@pytest.mark.sandbox
+def test_gradescope_results_spell_no_hidden_test_however_a_submission_disguises_what_it_reads(autograder_zip, tmp_path):
+    # The submission that reads the running cell back in disguise (reversed, capitals, look-alike letters, a dying
+    # kernel's last words) through Gradescope: nothing in results.json, hidden tests' boxes included, spells a
+    # hidden-test line once a disguise is undone. (The tests run in the checker: the kernel has none to read.)
+    submission = nbformat.writes(disguised_submissions()["reads-back-disguised"])
+    results, log = run_autograder(autograder_zip, tmp_path, {f"{FIRST}.ipynb": submission}, metadata())
+    assert results["tests"], f"nothing was graded:\n{log}"
+    assert results["score"] < sum(CELLS.values()), "the disguised submission's wrong answers kept every point"
+    shown = "\n".join(strings_in(results))
+    assert "not done" in shown, "the submission's own message is not in results.json: the check read nothing"
+    assert not disguised_leaks(shown), "results.json spells a hidden-test line"
+
+
+def strings_in(value) -> list[str]:
+    """Every string in a JSON value (keys and values), as a reader of it sees them."""
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, dict):
+        return [s for k, v in value.items() for s in strings_in(k) + strings_in(v)]
+    if isinstance(value, list):
+        return [s for v in value for s in strings_in(v)]
+    return []
