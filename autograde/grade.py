@@ -21,7 +21,6 @@ import logging
 import multiprocessing
 import os
 import shutil
-import tempfile
 import time
 from concurrent.futures import Future, ProcessPoolExecutor, ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -33,11 +32,13 @@ from traitlets import Float, HasTraits, Int, TraitError, Type
 from traitlets.config import Configurable
 from traitlets.utils.importstring import import_item
 
+from . import output_folder
 from .batch import boot, worker
 from .batch.pool import run_all
 from .batch.worker import SandboxUnavailable
 from .course import REPO, assignment_ids, configured, load_config, nbgrader_config, read_once
-from .intake.collect import OUTPUT_MARKER, Collect, Collected, Unmatched, collect, write_unmatched
+from .intake.collect import Collect, Collected, Unmatched, collect, write_unmatched
+from .output_folder import MARKER, OWN_FILES, OWN_FOLDERS  # noqa: F401 (importable from here, as before)
 from .pages import pdf as pdf_pages
 from .pages.feedback import write_feedback
 from .pages.report import write_report
@@ -55,21 +56,6 @@ __all__ = ["MARKER", "OWN_FILES", "OWN_FOLDERS", "ChromiumUnavailable", "GradeRe
 ChromiumUnavailable = pdf_pages.ChromiumUnavailable
 
 log = logging.getLogger(__name__)
-
-# The grader's marker: a file in every folder it made (and in the output folder), so that a rerun replaces only
-# what the grader wrote, never an instructor's own folder of the same name (nbgrader's submitted/ and feedback/).
-MARKER = OUTPUT_MARKER
-OWN_FOLDERS = ("nbgrader", "submitted", "results", "feedback", pdf_pages.PDF_FOLDER)  # (the last: with --pdf)
-OWN_FILES = ("scores.csv", "grades.csv", "notes.csv", "unmatched.csv", "report.html",
-             "gradebook-import.csv", "not_in_gradebook.csv",  # (these two: written with --gradebook)
-             pdf_pages.REPORT_PDF, pdf_pages.MOODLE_ZIP,  # (these two: with --pdf)
-             "similarity.csv", "similarity.html")  # (these two: unless --no-similarity)
-# A run is written into `.autograde-next-*`, renamed `.autograde-run-*` when done, and shown by flipping one link,
-# `.autograde-current`, to it: each of the grader's entries in --out is a link through that one
-# (`scores.csv -> .autograde-current/scores.csv`), so --out shows one run whole at every moment.
-_NEXT, _RUN, _CURRENT = ".autograde-next-", ".autograde-run-", ".autograde-current"
-_OLD = ".autograde-old-"  # (the scratch of earlier versions of the grader, removed as leftovers)
-
 
 def settings_in_force(overrides: dict | None = None) -> dict:
     """Every setting grading runs under, nbgrader_config.py's with `overrides` over them: the limits by their short
@@ -125,139 +111,6 @@ def default_jobs() -> int:
     except (AttributeError, OSError):  # (no affinity on this platform)
         return os.cpu_count() or 1
 
-
-def _not_ours(out: Path) -> list[str]:
-    """What the grader would replace in `out` but did not write (no marker): it must not be replaced."""
-    found = [f"{name}/" for name in OWN_FOLDERS if (out / name).exists() and not (out / name / MARKER).is_file()]
-    if not (out / MARKER).is_file():
-        found += [name for name in OWN_FILES if (out / name).exists()]
-    return found
-
-
-def _mark(folder: Path) -> Path:
-    """Make `folder` (if needed) and mark it as the grader's."""
-    folder.mkdir(parents=True, exist_ok=True)
-    (folder / MARKER).write_text("written by python -m autograde grade: replaced by its next run into this folder\n")
-    return folder
-
-
-def _shown_run(out: Path) -> Path | None:
-    """The run folder that `out`'s links show, if any."""
-    try:
-        target = os.readlink(out / _CURRENT)
-    except OSError:
-        return None
-    return out / target if target.startswith(_RUN) and "/" not in target else None
-
-
-def _link(out: Path, name: str, target: str) -> None:
-    """Make `out / name` a link to `target`, replacing what is there in one step."""
-    if os.path.islink(out / name) and os.readlink(out / name) == target:
-        return
-    temporary = out / f"{_CURRENT}.tmp-{os.getpid()}-{name}"
-    temporary.unlink(missing_ok=True)
-    os.symlink(target, temporary)
-    os.replace(temporary, out / name)
-
-
-def _ours_linked(out: Path, name: str) -> bool:
-    return os.path.islink(out / name) and os.readlink(out / name) == f"{_CURRENT}/{name}"
-
-
-def _links_work(out: Path) -> bool:
-    """Whether `out`'s file system takes symbolic links (a USB stick's vfat or a share without them does not)."""
-    probe = out / f"{_CURRENT}.tmp-{os.getpid()}-probe"
-    try:
-        probe.unlink(missing_ok=True)
-        os.symlink(".", probe)
-        probe.unlink()
-        return True
-    except OSError:
-        return False
-
-
-def _prepare(out: Path) -> None:
-    """At a run's start: the scratch of killed runs removed, an earlier version's real entries adopted into the
-    shown run, and the links a crash left unmade made, so that `out` shows its last run whole."""
-    _remove_leftovers(out)
-    if _links_work(out):
-        _adopt_unlinked(out)
-        _repair_links(out)
-
-
-def _adopt_unlinked(out: Path) -> None:
-    """Take the grader's entries that are not links (an earlier version's layout, or a file written into `out`
-    after its run, such as the gradebook import) into the shown run, each then shown through its link."""
-    real = [name for name in OWN_FOLDERS + OWN_FILES if (out / name).exists() and not os.path.islink(out / name)]
-    if not real:
-        return
-    run = _shown_run(out) or _mark(Path(tempfile.mkdtemp(prefix=_RUN, dir=out)))
-    _link(out, _CURRENT, run.name)
-    for name in real:
-        if (out / name).is_dir():  # (until its link is made it is hidden: a crash then is repaired at the next start)
-            os.replace(out / name, run / name)
-        else:  # a second name for the file first, so that it is never hidden
-            (run / name).unlink(missing_ok=True)
-            os.link(out / name, run / name)
-        _link(out, name, f"{_CURRENT}/{name}")
-
-
-def _repair_links(out: Path) -> None:
-    """Make the link of each entry the shown run holds that `out` lacks (a crash between two steps left it unmade)."""
-    shown = _shown_run(out)
-    for name in OWN_FOLDERS + OWN_FILES if shown is not None else ():
-        if (shown / name).exists() and not os.path.lexists(out / name):
-            _link(out, name, f"{_CURRENT}/{name}")
-
-
-def _swap_in(fresh: Path, out: Path) -> None:
-    """Show the run written into `fresh` in place of the last one: one link flipped (same file system: renames).
-
-    Before the flip `out` shows the last run whole, after it the new one; the last run's folder is removed after.
-    Where the file system takes no links, the entries are renamed one by one (:func:`_swap_by_renames`).
-    """
-    if not _links_work(out):
-        log.warning("%s takes no symbolic links: the run's results are moved in one by one, so a crash in that "
-                    "moment would leave a mix of two runs", out)
-        _swap_by_renames(fresh, out)
-        return
-    run = out / (_RUN + fresh.name[len(_NEXT):])
-    os.chmod(fresh, out.stat().st_mode & 0o7777)  # (mkdtemp's 0700 would close the results to whom --out is open)
-    os.rename(fresh, run)
-    previous = _shown_run(out)
-    names = [name for name in OWN_FOLDERS + OWN_FILES if (run / name).exists()]
-    for name in names:  # (a new name's link leads nowhere until the flip)
-        _link(out, name, f"{_CURRENT}/{name}")
-    _link(out, _CURRENT, run.name)  # the flip
-    for name in OWN_FOLDERS + OWN_FILES:
-        if name not in names and _ours_linked(out, name):
-            os.unlink(out / name)  # (it led nowhere since the flip)
-    if previous is not None and previous != run:
-        shutil.rmtree(previous)
-
-
-def _swap_by_renames(fresh: Path, out: Path) -> None:
-    """Replace the grader's entries in `out` by those of `fresh`, each renamed (no links on this file system)."""
-    old = _mark(Path(tempfile.mkdtemp(prefix=_OLD, dir=out)))
-    for name in OWN_FOLDERS + OWN_FILES:
-        if os.path.lexists(out / name):
-            os.replace(out / name, old / name)
-    for entry in fresh.iterdir():
-        os.replace(entry, out / entry.name)
-    fresh.rmdir()
-    shutil.rmtree(old)
-
-
-def _remove_leftovers(out: Path) -> None:
-    """Scratch of a run that was killed before it could swap in or clean up (it carries the marker), never the run
-    that `out` shows."""
-    shown = _shown_run(out)
-    for folder in out.glob(".autograde-*"):
-        if folder.name.startswith(f"{_CURRENT}.tmp-") and folder.is_symlink():
-            folder.unlink()
-        elif (folder.is_dir() and not folder.is_symlink() and folder.name.startswith((_NEXT, _RUN, _OLD))
-              and folder != shown and (folder / MARKER).is_file()):
-            shutil.rmtree(folder, ignore_errors=True)
 
 
 @dataclass
@@ -368,23 +221,23 @@ def grade(submissions: Path, out: Path, assignments: list[str] | None = None, pr
     unknown = sorted(set(assignments or []) - set(known))
     if unknown:
         raise ValueError(f"unknown assignment(s) {', '.join(unknown)}; known: {', '.join(known)}")
-    foreign = _not_ours(out) if out.exists() else []
+    foreign = output_folder.not_ours(out) if out.exists() else []
     if foreign:
         raise ValueError(
             f"refusing to grade into {out}: {', '.join(foreign)} there {'is' if len(foreign) == 1 else 'are'} not the "
             f"grader's (no {MARKER} marker) and would be replaced. Choose another --out (an empty or new folder, or "
             "one an earlier run wrote).")
-    _mark(out)  # (before collecting: an --out inside the submissions folder is no student)
-    _prepare(out)
+    output_folder.mark(out)  # (before collecting: an --out inside the submissions folder is no student)
+    output_folder.prepare(out)
     # Each run is written into a fresh folder and swapped in at the end: a run that fails changes nothing.
-    fresh = _mark(Path(tempfile.mkdtemp(prefix=_NEXT, dir=out)))
+    fresh = output_folder.fresh_run(out)
     try:
         result = _grade_into(fresh, submissions, out, assignments, progress, jobs, roster, student_pattern, timeout,
                              scheduler, kernel, settings, lms, started, overrides, policy, reading, gradebook, printer)
     except BaseException:
         shutil.rmtree(fresh, ignore_errors=True)
         raise
-    _swap_in(fresh, out)
+    output_folder.swap_in(fresh, out)
     return result
 
 
@@ -397,7 +250,7 @@ def _grade_into(fresh: Path, submissions: Path, out: Path, assignments: list[str
     known = assignment_ids()
     for name in OWN_FOLDERS:
         if name != pdf_pages.PDF_FOLDER or printer:
-            _mark(fresh / name)
+            output_folder.mark(fresh / name)
     collected = collect(submissions, fresh / "submitted", assignments or known, student_pattern, roster, lms,
                         reading)
     write_unmatched(collected.unmatched, fresh / "unmatched.csv")
@@ -470,7 +323,7 @@ def _pdfs(fresh: Path, pages: dict[str, Path], collected: Collected, printer: st
     said and leaves no PDF, but never costs the grades, which are written whatever happens here."""
     try:
         pdf_pages.write_pdfs(fresh, pages, fresh / "report.html", collected.lms_ids, collected.names,
-                             collected.lms == "moodle", printer, progress)
+                             collected.lms, printer, progress)
     except Exception as error:
         log.warning("no PDFs: %s: %s (the grades and the HTML feedback are written)", type(error).__name__, error)
         shutil.rmtree(fresh / pdf_pages.PDF_FOLDER, ignore_errors=True)

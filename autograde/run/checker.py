@@ -43,15 +43,15 @@ import logging
 import os
 import select
 import socket
-import subprocess
 import sys
 import tempfile
 import time
 import traceback
 import warnings
 from multiprocessing.connection import Connection
-from pathlib import Path
 
+from .lent import LentModules
+from .memory import MemoryProbe
 from .probes import PROBES
 from .wire import Closed, Endpoint, Proxy, RemoteError, WireError, one_line
 
@@ -62,7 +62,7 @@ OUTPUT_CHARS = 100_000  # of what a test cell prints in the checker
 CONNECT_SECONDS = 10.0  # to reach the kernel's agent, whose socket exists before any cell runs
 
 
-class CheckerSide(Endpoint):
+class CheckerSide(LentModules, Endpoint):
     """The checker's end: its own objects are lent to the kernel as handles; warnings the student's code raised
     are raised again here, where the test's ``recorded_warnings()`` catches them."""
 
@@ -124,104 +124,6 @@ class CheckerSide(Endpoint):
             return self._lent_forward(module, field)
         return self._lent_backward(field)
 
-    def _lent_forward(self, module, field):
-        import torch
-
-        updates = []  # the parameters a test changed here since the kernel last had them: the kernel takes these
-        for owner in module.modules():
-            for name, p in owner._parameters.items():
-                if p is not None and self.synced.get(id(p), p._version) != p._version:
-                    updates.append([owner, name, p.detach().clone()])
-                    self.synced[id(p)] = p._version
-        changed = {(id(owner), name) for owner, name, _ in updates}
-        for ident, name, value in field("params") or []:
-            owner = self._resolve({self.export: ident})
-            p = owner._parameters.get(str(name)) if isinstance(owner, torch.nn.Module) else None
-            if p is not None and (id(owner), name) not in changed:
-                p.data = torch.as_tensor(value)
-                self.synced[id(p)] = p._version
-        module.train(bool(field("training")))
-        args, kwargs = list(field("args") or ()), dict(field("kwargs") or {})
-        graph, wanted = bool(field("graph")), list(field("wanted") or [])
-        inputs = []
-        for i, a in enumerate(args):
-            if torch.is_tensor(a):
-                inputs.append(("a", i))
-        inputs += [("k", k) for k, v in kwargs.items() if torch.is_tensor(v)]
-        leaves_in = []
-        for (kind, i), want in zip(inputs, wanted):
-            holder = args if kind == "a" else kwargs
-            if want and graph and (holder[i].is_floating_point() or holder[i].is_complex()):
-                holder[i] = holder[i].detach().requires_grad_(True)
-            leaves_in.append(holder[i])
-        # Hooks the student's code put on the kernel's mirrors (of this module or its children) run where the
-        # checker's module runs: each is a call back to the kernel with the inputs and the output, as data.
-        handles = []
-        for ident, pre, post in field("hooked") or []:
-            real = self._resolve({self.export: ident})
-            if not isinstance(real, torch.nn.Module):
-                continue
-            if pre:
-                handles.append(real.register_forward_pre_hook(
-                    lambda _, inputs, ident=ident: self.request("lent_hooks", None, mirror=ident, inputs=inputs)))
-            if post:
-                handles.append(real.register_forward_hook(
-                    lambda _, inputs, output, ident=ident: self.request("lent_hooks", None, mirror=ident,
-                                                                        inputs=inputs, output=output)))
-        try:
-            with torch.enable_grad() if graph else torch.no_grad():
-                out = module(*args, **kwargs)
-        finally:
-            for handle in handles:
-                handle.remove()
-        if not graph:
-            return {"out": out, "updates": updates}
-        leaves: list = []
-        layout = _layout(out, leaves)
-        params = [self._resolve({self.export: ident})._parameters.get(str(name)) for ident, name in field("order") or []]
-        self.graph_count += 1
-        self.graphs[self.graph_count] = (leaves, leaves_in, params)
-        while len(self.graphs) > 4096:  # forwards whose backward never came (evaluation with gradients on)
-            self.graphs.pop(next(iter(self.graphs)))
-        return {"leaves": [t.detach() for t in leaves], "layout": layout, "graph": self.graph_count,
-                "updates": updates}
-
-    def _lent_backward(self, field):
-        import torch
-
-        leaves, inputs, params = self.graphs.pop(int(field("graph")), ((), (), ()))
-        wanted = list(field("wanted") or [])
-        grads = list(field("grads") or [])
-        targets = list(inputs) + list(params)
-        asked = [i for i, t in enumerate(targets) if i < len(wanted) and wanted[i] and t is not None
-                 and t.requires_grad]
-        pairs = [(out, g) for out, g in zip(leaves, grads) if g is not None and out.requires_grad]
-        found = [None] * len(wanted)
-        if asked and pairs:
-            got = torch.autograd.grad([o for o, _ in pairs], [targets[i] for i in asked],
-                                      [g.to(o.dtype) for o, g in pairs], allow_unused=True)
-            for i, g in zip(asked, got):
-                found[i] = g
-        return found
-
-    def parameter(self, tensor, ref: dict):
-        """A parameter of the student's module: its values, linked to it (:func:`kernel_parameter_class`). The same
-        parameter is the same object each time it comes (``id(p)`` tells a model's parameters apart), with the
-        values it came with last."""
-        import torch
-
-        ident = ref.get(self.imported) if isinstance(ref, dict) else None
-        linked = self.parameters.get(ident)
-        if linked is None or linked.dtype != tensor.dtype or linked.shape != tensor.shape:
-            linked = kernel_parameter_class()(tensor.detach(), requires_grad=tensor.requires_grad)
-            linked._wire_ref = self._resolve(ref)
-            if ident is not None:
-                self.parameters[ident] = linked
-        else:
-            with torch._C.DisableTorchFunctionSubclass(), torch.no_grad():
-                linked.copy_(tensor)
-        return linked
-
     def warned(self, warned: list) -> None:
         for entry in warned[:20]:
             if not (isinstance(entry, list) and len(entry) == 2):
@@ -230,103 +132,6 @@ class CheckerSide(Endpoint):
             if not (isinstance(category, type) and issubclass(category, Warning)):
                 category = UserWarning
             warnings.warn_explicit(one_line(entry[1]), category, "<your code>", 0)
-
-
-_IN_PLACE = frozenset(("__setitem__", "__iadd__", "__isub__", "__imul__", "__itruediv__", "__ifloordiv__", "__ipow__",
-                       "__imatmul__"))
-_NOT_A_CHANGE = frozenset(("requires_grad_", "share_memory_", "retain_grad", "detach_"))
-_PARAMETER_CLASS: list = []
-
-
-def kernel_parameter_class() -> type:
-    """The class of the student's parameters here (made once torch is imported): ``nn.Parameter`` with the values
-    the kernel sent, linked to the kernel's own; a change a test makes to one in place (``weight.zero_()``,
-    ``weight[:4] = ...``, ``copy_``) is made to the student's parameter too, as it was when tests ran in the kernel.
-    Anything else computed from it is a plain tensor of the checker's."""
-    if _PARAMETER_CLASS:
-        return _PARAMETER_CLASS[0]
-    import torch
-
-    class KernelParameter(torch.nn.Parameter):
-        @classmethod
-        def __torch_function__(cls, func, types, args=(), kwargs=None):
-            with torch._C.DisableTorchFunctionSubclass():
-                result = func(*args, **(kwargs or {}))
-                name = getattr(func, "__name__", "")
-                changed = (name in _IN_PLACE or (name.endswith("_") and not name.startswith("_")
-                                                 and name not in _NOT_A_CHANGE))
-                target = args[0] if args else None
-                if changed and isinstance(target, KernelParameter):
-                    value = target.detach().clone().as_subclass(torch.Tensor)
-                    target._wire_ref._ask("assign", value=value)
-            return result
-
-    _PARAMETER_CLASS.append(KernelParameter)
-    return KernelParameter
-
-
-def _layout(value, leaves: list):
-    """`value`'s structure for the kernel, its tensors appended to `leaves` ("T" for each)."""
-    import torch
-
-    if torch.is_tensor(value):
-        leaves.append(value)
-        return "T"
-    if isinstance(value, (list, tuple)):
-        return {"list" if isinstance(value, list) else "tuple": [_layout(v, leaves) for v in value]}
-    return {"value": value}
-
-
-class MemoryProbe:
-    """The peak memory of the kernel's processes while a block runs, above what they held when it began.
-
-    It reads the kernel's memory cgroup (``memory.peak``, reset for this
-    probe's own file descriptor: Linux 6.12 and later) where there is one, and
-    else the kernel process's peak resident size (``VmHWM``, reset through
-    ``clear_refs``), which misses what forked children use. Both are the
-    operating system's counts: nothing in the student's process can change them.
-    """
-
-    def __init__(self, cgroup: str | None, pid: int | None):
-        self.cgroup, self.pid = cgroup, pid
-        self.how = ""
-        self.growth = None
-
-    def __enter__(self):
-        self._file = None
-        if self.cgroup and os.path.exists(os.path.join(self.cgroup, "memory.peak")):
-            try:
-                self._file = open(os.path.join(self.cgroup, "memory.peak"), "r+")
-                self._file.write("reset\n")
-                self._file.flush()
-                self._file.seek(0)
-                self._base = int(self._file.read())
-                self.how = "the peak memory of the kernel's processes (its cgroup's memory.peak)"
-                return self
-            except (OSError, ValueError):
-                if self._file is not None:
-                    self._file.close()
-                self._file = None
-        if self.pid:
-            Path(f"/proc/{self.pid}/clear_refs").write_text("5")
-            self._base = self._hwm()
-            self.how = "the peak resident memory of the kernel's process (VmHWM)"
-        return self
-
-    def _hwm(self) -> int:
-        for line in Path(f"/proc/{self.pid}/status").read_text().splitlines():
-            if line.startswith("VmHWM:"):
-                return int(line.split()[1]) * 1024
-        raise OSError("no VmHWM")
-
-    def __exit__(self, *exc):
-        if self._file is not None:
-            self._file.seek(0)
-            self.growth = int(self._file.read()) - self._base
-            self._file.close()
-        elif self.pid:
-            self.growth = self._hwm() - self._base
-        return False
 
 
 def _mentioned(source: str) -> set[str] | None:
@@ -563,7 +368,7 @@ class NotebookChecker:
 def _done_frame() -> bytes:
     import json
 
-    from .wire import _HEAD, MAGIC
+    from .frames import _HEAD, MAGIC
 
     header = json.dumps({"op": "done"}).encode()
     return _HEAD.pack(MAGIC, len(header), 0) + header
@@ -597,99 +402,3 @@ def main(fd: int) -> None:
         except BaseException as e:  # the checker's own failure: the grader says so, it does not stop
             reply = {"status": "failed", "why": f"{type(e).__name__}: {one_line(e)}"}
         conn.send(reply)
-
-
-class CheckerFailed(RuntimeError):
-    """The checker process did not answer (it died, or a test of the grader's own never ended)."""
-
-
-class CheckerProcess:
-    """The grader's handle on its checker process: one per worker process, started when first used."""
-
-    def __init__(self, threads: int = 1):
-        self.threads = threads
-        self._proc = None
-        self._conn = None
-        self._pending = 0
-
-    def _start(self) -> None:
-        parent, child = socket.socketpair()
-        # OpenMP's threads wait for work by spinning: while the checker waits for the kernel (a lent module's calls
-        # go back and forth thousands of times in a training run) they would take the CPU the kernel needs.
-        env = dict(os.environ, MPLBACKEND="Agg", PYTHONDONTWRITEBYTECODE="1", OMP_WAIT_POLICY="PASSIVE")
-        for name in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
-            env[name] = str(self.threads)
-        root = str(Path(__file__).resolve().parents[2])
-        code = f"from autograde.run.checker import main; main({child.fileno()})"  # (-c: the package from cwd)
-        self._proc = subprocess.Popen([sys.executable, "-c", code], pass_fds=[child.fileno()], env=env, cwd=root,
-                                      stdin=subprocess.DEVNULL)
-        child.close()
-        self._conn = Connection(parent.detach())
-        self._pending = 0
-
-    def _send(self, *request) -> None:
-        if self._proc is None or self._proc.poll() is not None:
-            self._start()
-        while self._pending:  # a reply not waited for (its cell's kernel died): stop that test, drop its reply
-            self._conn.send(("abort",))
-            self._reply(timeout=30.0)
-        self._conn.send(request)
-        self._pending += 1
-
-    def _reply(self, timeout: float | None) -> dict:
-        try:
-            ready = self._conn.poll(timeout)
-            if not ready:
-                raise CheckerFailed(f"the grader's checker did not answer within {timeout:g} s")
-            reply = self._conn.recv()
-        except (EOFError, OSError) as e:
-            self.close()
-            raise CheckerFailed(f"the grader's checker stopped ({e})") from None
-        except CheckerFailed:
-            self.close()
-            raise
-        self._pending -= 1
-        return reply
-
-    def call(self, *request, timeout: float | None = 300.0) -> dict:
-        """Send `request` and wait for its reply."""
-        self._send(*request)
-        return self._reply(timeout)
-
-    def begin(self, *request) -> None:
-        """Send `request`; its reply is read by :meth:`finish` (or dropped before the next request)."""
-        self._send(*request)
-
-    def finish(self, grace: float = 2.0, timeout: float = 10.0) -> dict:
-        """The reply to the test :meth:`begin` sent, once the kernel's cell has ended: if it does not come within
-        `grace` seconds the checker still waits for the kernel, which will not answer any more (its agent was
-        replaced, or the cell was stopped), and is told to stop waiting."""
-        if self._conn is not None and not self._conn.poll(grace):
-            self._conn.send(("abort",))
-        return self._reply(timeout)
-
-    @property
-    def pid(self) -> int | None:
-        """The checker process's pid, None before it started."""
-        return self._proc.pid if self._proc is not None and self._proc.poll() is None else None
-
-    def close(self) -> None:
-        if self._proc is not None:
-            with contextlib.suppress(Exception):
-                self._conn.close()
-            self._proc.kill()
-            self._proc.wait()
-        self._proc = self._conn = None
-        self._pending = 0
-
-
-_process: dict[int, CheckerProcess] = {}
-
-
-def checker_process(threads: int = 1) -> CheckerProcess:
-    """This worker process's checker (one per process: a pool's workers each get their own)."""
-    pid = os.getpid()
-    if pid not in _process:
-        _process.clear()  # (a forked child does not share its parent's)
-        _process[pid] = CheckerProcess(threads)
-    return _process[pid]

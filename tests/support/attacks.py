@@ -194,7 +194,8 @@ def hidden_only_names(assignment: str) -> set[str]:
 
     from autograde.course import EXERCISES, REPO, SOLUTIONS
 
-    agent = "".join((REPO / "autograde" / "run" / name).read_text() for name in ("agent.py", "wire.py"))
+    agent = "".join((REPO / "autograde" / "run" / name).read_text()
+                    for name in ("frames.py", "wire.py", "probes.py", "agent.py"))
 
     source = (SOLUTIONS / assignment / f"{assignment}.py").read_text()
     released = (EXERCISES / assignment / f"{assignment}.ipynb").read_text()

@@ -25,7 +25,7 @@ LAYERS = [
     ["batch"],  # one submission in a worker, many on a pool
     ["pages"],  # feedback and report
     ["gradebook"],  # fill an LMS gradebook
-    ["grade", "compile", "gradescope", "__main__", "__init__"],  # the commands
+    ["grade", "output_folder", "compile", "gradescope", "__main__", "__init__"],  # the commands (and --out's swap)
 ]
 CONFIG = "nbgrader_config"  # a traitlets config file that nbgrader executes, not a module of the pipeline
 

@@ -25,7 +25,7 @@ import nbformat
 import pytest
 
 from autograde.course import REPO, assignment_ids
-from autograde.grade import MARKER, OWN_FILES, OWN_FOLDERS, _not_ours
+from autograde.output_folder import MARKER, OWN_FILES, OWN_FOLDERS, not_ours
 from autograde.pages import pdf
 from autograde.pages.feedback import write_feedback
 from autograde.pages.report import write_report
@@ -173,11 +173,11 @@ def test_the_pdfs_are_the_graders_own_outputs_and_an_instructors_files_of_those_
         out = tmp_path / name.replace(".", "-")
         out.mkdir()
         (out / name).write_text("the instructor's own")
-        assert _not_ours(out) == [name], f"an instructor's own {name} would be replaced"
+        assert not_ours(out) == [name], f"an instructor's own {name} would be replaced"
     out = tmp_path / "folder"
     (out / pdf.PDF_FOLDER).mkdir(parents=True)
     (out / MARKER).write_text("")  # (the grader's output folder, but the instructor's own feedback-pdf/ in it)
-    assert _not_ours(out) == [f"{pdf.PDF_FOLDER}/"]
+    assert not_ours(out) == [f"{pdf.PDF_FOLDER}/"]
 
 
 def test_a_moodle_export_gives_each_students_full_name_as_moodle_wrote_it(tmp_path):

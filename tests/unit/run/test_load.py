@@ -516,10 +516,10 @@ def test_a_cell_stuck_when_the_notebooks_time_runs_out_keeps_the_verdicts_before
 
 def test_cpu_within_the_threads_the_grader_granted_is_not_charged(monkeypatch):
     # A kernel granted 2 threads (--jobs 1 on 2 cores) runs BLAS on both: only CPU beyond that pace is charged.
-    from autograde.run import execute
+    from autograde.run import execute, time_limits
 
     used = {"cpu": 5.0}
-    monkeypatch.setattr(execute, "tree_cpu_seconds", lambda pid: used["cpu"])
+    monkeypatch.setattr(time_limits, "tree_cpu_seconds", lambda pid: used["cpu"])
 
     class Kernel:
         threads = 2

@@ -1,4 +1,4 @@
-"""What crosses between the kernel and the checker is data only (autograde/run/wire.py), tested without a kernel."""
+"""What crosses between the kernel and the checker is data only (autograde/run/frames.py, wire.py), tested without a kernel."""
 import socket
 import threading
 

@@ -1,0 +1,154 @@
+"""The time limits of the execute step: a cell's, counted without the time its kernel waited for a CPU, capped by
+the wall clock, and the whole notebook's.
+
+:class:`TimeLimits` is a part of :class:`autograde.run.execute.GuardedExecute`
+(it reads that class's settings: ``timeout``, ``notebook_timeout``,
+``agent_start_timeout``, ``timeout_wall_factor``). It replaces nbclient's
+wait for a cell's reply, which times a cell by the wall clock alone and calls
+no hook while it waits, by the same loop timed by a
+:class:`autograde.run.clock.CellClock`; where the clock runs out, the kernel
+is interrupted as nbclient does, the event ``timed_out`` recorded and the
+student told which limit stopped the cell.
+"""
+from __future__ import annotations
+
+import asyncio
+import time
+from queue import Empty
+
+from jupyter_core.utils import ensure_async, run_sync
+from nbclient.client import NotebookClient, timestamp
+from nbclient.exceptions import CellTimeoutError
+
+from .clock import CellClock, run_queue_wait, tree_cpu_seconds
+from .records import Event, KernelStuck, error_output, record
+
+
+class TimeLimits:
+    """The cells' and the notebook's time limits, as :class:`autograde.run.execute.GuardedExecute` keeps them."""
+
+    def _past_notebook_timeout(self, cell) -> bool:
+        """Whether the notebook's time is up; if so, `cell` is not run and counts as timed out (if it is code)."""
+        if self._deadline is None or time.monotonic() < self._deadline:
+            return False
+        if cell.cell_type == "code":
+            cell.outputs = [error_output("TimeoutError", f"the notebook's time limit ({self.notebook_timeout} s) ran "
+                                                         "out before this cell ran")]
+            record(cell, Event.TIMED_OUT, notebook_timeout=self.notebook_timeout)
+        return True
+
+    def _get_timeout(self, cell):
+        """A cell's time limit: the per-cell one, or what is left of the notebook's if that is less."""
+        timeout = super()._get_timeout(cell)
+        if cell is None or getattr(self, "_deadline", None) is None:
+            return timeout
+        left = max(self._deadline - time.monotonic(), 0.01)  # (0 would mean no limit to nbclient)
+        return left if timeout is None else min(timeout, left)
+
+    def _clock(self, cell) -> CellClock:
+        """A clock for the request about to be sent to the kernel (a cell, or the grader's own if `cell` is None)."""
+        # The grader's own requests (no cell: the kernel's info, the agent's start) have their own limit and never
+        # the notebook's deadline: past it, they are answered and the cells are marked as not run at the notebook's
+        # limit, a timeout of the student's. (CI: a kernel_info asked past the deadline on a busy machine was given
+        # 10 ms, timed out, and nbconvert's `assert info_msg` failed the whole notebook.)
+        limit = self.agent_start_timeout if cell is None else NotebookClient._get_timeout(self, cell)  # (not the notebook's)
+        deadlines = [time.monotonic() + self.timeout_wall_factor * limit] if limit and self.timeout_wall_factor else []
+        if getattr(self, "_deadline", None) is not None and cell is not None:
+            deadlines.append(self._deadline)
+        pid = self.km.kernel_pid() if self.km is not None and hasattr(self.km, "kernel_pid") else None
+        if not pid:
+            return CellClock(limit, min(deadlines, default=None), lambda: None)
+        # The kernel's NumPy and PyTorch may use `threads` cores at once: only CPU beyond that pace is charged, so
+        # an honest answer that uses the threads the grader granted is charged no more than its wall-clock time.
+        threads = max(int(getattr(self.km, "threads", 1) or 1), 1)
+        checker = getattr(self, "_checker", None) if getattr(self, "_plan", None) is not None else None
+
+        def waited():
+            # A test cell runs in the checker, the kernel answering it: a CPU that other programs held is forgiven
+            # to both (they take turns, never run at once).
+            kernel = run_queue_wait(pid)
+            other = run_queue_wait(checker.pid) if checker is not None and checker.pid else 0.0
+            return None if kernel is None else kernel + (other or 0.0)
+
+        return CellClock(limit, min(deadlines, default=None), waited,
+                         cpu=lambda: (lambda used: None if used is None else used / threads)(tree_cpu_seconds(pid)))
+
+    async def _async_poll_for_reply(self, msg_id, cell, timeout, task_poll_output_msg, task_poll_kernel_alive):
+        # nbclient's, with the cell's time taken from a CellClock instead of the wall clock alone.
+        clock = self._clock(cell)
+        timed_out_reply = None
+        while True:
+            try:
+                if timed_out_reply:
+                    msg = timed_out_reply
+                    msg["parent_header"] = {"msg_id": msg_id}
+                else:
+                    msg = await ensure_async(self.kc.shell_channel.get_msg(timeout=clock.next_check()))
+                if msg["parent_header"].get("msg_id") == msg_id:
+                    if self.record_timing:
+                        cell["metadata"]["execution"]["shell.execute_reply"] = timestamp(msg)
+                    try:
+                        await asyncio.wait_for(task_poll_output_msg, self.iopub_timeout)
+                    except (TimeoutError, Empty):
+                        if timed_out_reply:  # interrupted at its limit, and still busy: stop that kernel
+                            task_poll_kernel_alive.cancel()
+                            raise KernelStuck() from None
+                        if self.raise_on_iopub_timeout:
+                            task_poll_kernel_alive.cancel()
+                            raise CellTimeoutError.error_from_timeout_and_cell(
+                                "Timeout waiting for IOPub output", self.iopub_timeout, cell) from None
+                        self.log.warning("Timeout waiting for IOPub output")
+                    task_poll_kernel_alive.cancel()
+                    return msg
+            except Empty:
+                if not clock.expired():  # the time it waited for a CPU was not counted: it has time left
+                    continue
+                task_poll_kernel_alive.cancel()
+                await self._async_check_alive()
+                self._stopped_by = clock
+                timed_out_reply = await self._async_handle_timeout(clock.limit or timeout, cell)
+
+    async def async_wait_for_reply(self, msg_id, cell=None):
+        """nbclient's wait for a reply (the kernel's info, the agent's start), timed by a :class:`CellClock`:
+        past the limit the kernel is interrupted and None returned."""
+        clock = self._clock(cell)
+        while True:
+            try:
+                wait = clock.next_check()
+                msg = await ensure_async(self.kc.shell_channel.get_msg(
+                    timeout=self.shell_timeout_interval if wait is None else min(wait, self.shell_timeout_interval)))
+            except Empty:
+                await self._async_check_alive()
+                if clock.expired():
+                    self._stopped_by = clock
+                    await self._async_handle_timeout(clock.limit or self.timeout, cell)
+                    return None
+            else:
+                if msg["parent_header"].get("msg_id") == msg_id:
+                    return msg
+
+    wait_for_reply = run_sync(async_wait_for_reply)
+
+    async def _async_handle_timeout(self, timeout, cell=None):
+        # Where nbclient gives up waiting for a cell and interrupts the kernel: the one place a timeout is known.
+        if cell is not None:
+            record(cell, Event.TIMED_OUT)
+            self._stopped.add(id(cell))
+        reply = await super()._async_handle_timeout(timeout, cell)
+        clock = getattr(self, "_stopped_by", None)
+        if reply is not None and clock is not None:  # what the student reads in the cell
+            message = self._timeout_message(clock)
+            reply["content"].update(evalue=message, traceback=[f"CellTimeoutError: {message}"])
+        return reply
+
+    def _timeout_message(self, clock: CellClock) -> str:
+        """Why a cell was stopped, in the student's words."""
+        notebook = getattr(self, "_deadline", None)
+        if clock.limit is None or (notebook is not None and time.monotonic() >= notebook):
+            return f"the notebook's time limit ({self.notebook_timeout} s) ran out while this cell ran; it was stopped"
+        if clock.past_wall_deadline():
+            return (f"the cell was stopped after {self.timeout_wall_factor * clock.limit:g} s by the clock "
+                    f"({self.timeout_wall_factor} times its time limit of {clock.limit:g} s), most of it spent "
+                    "waiting for a busy machine")
+        return (f"the cell ran longer than its time limit of {clock.limit:g} s and was stopped (time spent waiting "
+                "for a busy machine is not counted; the CPU its own threads and processes use is)")
