@@ -825,7 +825,7 @@ _rerun_answer_with_references(["validation_mse", "chosen_bandwidth"], _bandwidth
 ### END HIDDEN TESTS
 expect_shape(validation_mse, candidate_bandwidths.shape, "validation_mse (one error per candidate bandwidth)")
 assert chosen_bandwidth in candidate_bandwidths, (
-    f"chosen_bandwidth must be one of candidate_bandwidths, not {chosen_bandwidth!r}."
+    f"chosen_bandwidth must be one of candidate_bandwidths, not {chosen_bandwidth!r:.80}."
 )
 # Hidden tests: the errors are measured right.
 ### BEGIN HIDDEN TESTS
@@ -862,7 +862,7 @@ if _source is None:
 _rerun_answer_with_references(["validation_mse", "chosen_bandwidth"], _bandwidth_references,
                               lambda: _differs(nadaraya_watson, _nadaraya_watson_oracle, x_val, x_fit, y_fit, 0.3))
 _source, _errors = _measured_with()
-assert chosen_bandwidth in candidate_bandwidths, f"chosen_bandwidth must be one of candidate_bandwidths, not {chosen_bandwidth!r}."
+assert chosen_bandwidth in candidate_bandwidths, f"chosen_bandwidth must be one of candidate_bandwidths, not {chosen_bandwidth!r:.80}."
 _chosen_error = _errors[list(candidate_bandwidths).index(chosen_bandwidth)]
 assert _chosen_error <= 1.05 * _errors.min(), (
     f"chosen_bandwidth = {chosen_bandwidth} has validation error {_chosen_error:.3f}, but bandwidth "

@@ -1168,7 +1168,10 @@ _check_empty_set()
 #
 # where $\mathcal{N}(i)$ holds the nodes `j` with `adjacency[i, j]` and node
 # `i` itself (a self-loop is always added, and counted once if the adjacency
-# already has it). `LeakyReLU_0.2` has slope 0.2 for negative inputs (the
+# already has it). This is the GAT paper's notation: its $e_{ij}$ is the
+# score the book calls $s_{ij}$, and its $W\mathbf{x}_i$ (a column vector) is
+# the book's row $\mathbf{x}_i W$, which `self.W(x)` computes for every node
+# at once. `LeakyReLU_0.2` has slope 0.2 for negative inputs (the
 # default of `F.leaky_relu` is 0.01). No other non-linearity. Return the heads'
 # outputs concatenated in head order, `(N, num_heads * out_dim)`, or, with
 # `concat=False`, their average, `(N, out_dim)`.

@@ -838,9 +838,10 @@ _check_merge_stable()
 #   maximum and sum): 192, not counting single numbers (a constant such as
 #   `torch.tensor(-math.inf)`).
 # - *What the passes hold while they run.* With `B = H = 1`, `m = n = 96`,
-#   `d = d_v = 8`, `block_size=32`, no PyTorch operation of the forward or the
-#   backward pass outputs a tensor of `m·n = 9,216` elements or more (seen
-#   with `largest_operation_of`; a block of scores has `96 × 32 = 3,072`).
+#   `d = d_v = 8`, `block_size=32`, causal or not, no PyTorch operation of the
+#   forward or the backward pass outputs a tensor of `m·n = 9,216` elements or
+#   more (seen with `largest_operation_of`; a block of scores has
+#   `96 × 32 = 3,072`; mask each block, not the whole matrix).
 #   And with `B = H = 1`, `m = n = 2048`, `d = d_v = 64`, float64,
 #   `block_size=64`, the forward and the backward pass together take less
 #   than 32 MiB of memory at their peak beyond the inputs, the size of one
@@ -1256,19 +1257,21 @@ _check_flash_left_alive()
 
 # %% nbgrader={"grade": true, "grade_id": "test_FlashAttention_memory", "locked": true, "points": 1, "schema_version": 3, "solution": false}
 # Hidden tests: the second memory bound: no operation of the forward or backward pass outputs m·n elements or more
-# (B = H = 1, m = n = 96, block_size=32), and with B = H = 1, m = n = 2048, d = d_v = 64, float64, block_size=64, the
-# forward and backward pass together take less than 32 MiB at their peak beyond the inputs (one 2048 x 2048 float64
-# matrix).
+# (B = H = 1, m = n = 96, block_size=32, causal or not), and with B = H = 1, m = n = 2048, d = d_v = 64, float64,
+# block_size=64, the forward and backward pass together take less than 32 MiB at their peak beyond the inputs (one
+# 2048 x 2048 float64 matrix).
 ### BEGIN HIDDEN TESTS
 def _check_flash_operations():
     Q, K, V, _ = _random_qkv(81, 1, 1, 96, 96, 8, 8, scale=1.0)
-    blocks = {"block_size": 32}
-    elements, operation = largest_operation_of(flash_attention, (Q, K, V), wrt=(0, 1, 2), kwargs=blocks)
-    assert elements < 96 * 96, (
-        f"an operation of flash_attention's forward or backward pass ({operation}) output a tensor of {elements:,} "
-        "elements (B = H = 1, m = n = 96, d = d_v = 8, block_size=32): not less than the m·n = 9,216 of the whole "
-        "score matrix. Work block by block in both passes (a block of scores has 96 x 32 = 3,072 elements), and "
-        "let the backward pass recompute each block's weights from L rather than run autograd through attention")
+    for masked in (False, True):  # (the bound holds causal or not)
+        blocks = {"block_size": 32, "causal": masked}
+        elements, operation = largest_operation_of(flash_attention, (Q, K, V), wrt=(0, 1, 2), kwargs=blocks)
+        assert elements < 96 * 96, (
+            f"an operation of flash_attention's forward or backward pass ({operation}) output a tensor of "
+            f"{elements:,} elements (B = H = 1, m = n = 96, d = d_v = 8, block_size=32, causal={masked}): not less "
+            "than the m·n = 9,216 of the whole score matrix. Work block by block in both passes (a block of scores "
+            "has 96 x 32 = 3,072 elements; with causal=True, mask each block, not the whole matrix), and let the "
+            "backward pass recompute each block's weights from L rather than run autograd through attention")
 
 
 def _check_flash_memory():
