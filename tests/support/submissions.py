@@ -155,7 +155,7 @@ def alternative_groups(assignment: str) -> dict[str, dict[str, Path]]:
 
     One notebook per k, not per alternative: every notebook of a training chapter trains again, and by the course's
     fairness rule no test calls the student's answer to another exercise, so an alternative's cells are scored on
-    its own code. Each alternative is also decided alone, in-process (test_alternatives.py).
+    its own code. (test_mutants.py holds every chapter to that rule.)
     """
     groups: dict[str, dict[str, Path]] = {}
     for grade_id in sorted({g for a, g, _ in alternatives() if a == assignment}):
