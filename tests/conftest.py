@@ -126,13 +126,7 @@ def pytest_collection_modifyitems(items):
 
     Markers are what `pytest -m "not slow"` selects on, so a missing one would
     put minutes into the quick run; this makes forgetting one an error at once.
-
-    The test files that read the built book run last (their order otherwise kept):
-    the book builds in the background from the start of the run, and a worker
-    that reached them first would wait minutes for it with nothing to do
-    (test_browser.py waited 154 s so, in a run of 1,596 s).
     """
-    testrun.book_files_last(items)
     unmarked = [item.nodeid for item in items if BATCH_FIXTURES & set(getattr(item, "fixturenames", ()))
                 and not {"slow", "sandbox"} <= {m.name for m in item.iter_markers()}]
     if unmarked:

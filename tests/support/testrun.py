@@ -62,9 +62,3 @@ def once_per_run(name: str, make: Callable[[], T]) -> T:
         os.replace(partial, kept)  # (whole or not at all: a process killed while writing leaves nothing half-made)
         return value
 
-
-def book_files_last(items: list) -> None:
-    """Put the test files that hold a test using the ``book`` fixture after all others, in place, keeping the order
-    within each part; whole files, since ``--dist loadfile`` hands a file to one worker at its first test."""
-    reading = {item.path for item in items if "book" in getattr(item, "fixturenames", ())}
-    items.sort(key=lambda item: item.path in reading)
