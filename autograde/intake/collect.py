@@ -13,10 +13,7 @@ from __future__ import annotations
 
 import csv
 import logging
-import os
-import re
 import shutil
-import stat
 import tempfile
 import zipfile
 from dataclasses import dataclass, field
@@ -28,6 +25,7 @@ from traitlets.config import Configurable
 
 from . import blackboard, lms
 from .adapter import match_assignment
+from .archive import OUTPUT_MARKER, Unmatched, extract, is_junk, is_ours, too_big, unwrap, walk
 from .lms import DEFAULT_STUDENT_PATTERN, clean_stem, spreadsheet_cell, unsafe_student_id
 from .times import SubmissionTime, evidence
 
@@ -55,140 +53,6 @@ class Collect(Configurable):
     def zone(self) -> ZoneInfo | None:
         """The Blackboard server's zone, or None."""
         return ZoneInfo(self.blackboard_zone) if self.blackboard_zone else None
-
-
-@dataclass
-class Unmatched:
-    """A file that was not graded, and why."""
-
-    path: str
-    reason: str
-
-
-# The grader's marker, in every folder `python -m autograde grade` writes: such a folder is its output, never a
-# submission (an --out folder inside the submissions folder is not a student).
-OUTPUT_MARKER = ".autograde-output"
-
-
-def _junk(name: str) -> bool:
-    return name.startswith(".") or name == "__MACOSX"
-
-
-def _ours(folder: Path) -> bool:
-    return (folder / OUTPUT_MARKER).is_file() and not folder.is_symlink()
-
-
-def _unsafe(member: zipfile.ZipInfo, name: str) -> str | None:
-    """Why an archive member must not be extracted, or None."""
-    if name.startswith("/") or re.match(r"^[A-Za-z]:", name):
-        return "refused: an absolute path in the archive"
-    if ".." in PurePosixPath(name).parts:
-        return "refused: a path in the archive that climbs out of it (..)"
-    if stat.S_ISLNK(member.external_attr >> 16):
-        return "refused: a symbolic link in the archive"
-    return None
-
-
-def _size(n: int) -> str:
-    return f"{n / 2**30:.1f} GiB" if n >= 2**30 else f"{n / 2**20:.1f} MiB"
-
-
-def _too_big(size: int, limit_mib: int) -> str | None:
-    """Why a file of `size` bytes is refused under the per-file limit, or None."""
-    if size <= limit_mib * 2**20:
-        return None
-    return (f"refused: {_size(size)}, more than the limit of {limit_mib} MiB for one file "
-            "(c.Collect.max_notebook_mib in autograde/nbgrader_config.py)")
-
-
-def _extract(source: Path, root: Path, limit_mib: int, file_limit_mib: int
-             ) -> tuple[list[Unmatched], dict[str, tuple[int, ...]]]:
-    """Extract the zip `source` into `root`; return the members refused, and the date the archive records for each
-    file extracted (``ZipInfo.date_time``, by its path in the archive). Raises ValueError for a zip bomb.
-
-    A member whose recorded size is over `file_limit_mib` is refused without
-    being extracted; the whole archive is refused if its recorded sizes add up
-    to more than `limit_mib`.
-
-    The dates are carried as the archive writes them (a wall-clock time, no zone), so that "newest" means newest
-    in the archive, not last extracted; never through the file's modification time, which local time makes
-    ambiguous in the hour daylight saving time repeats.
-    """
-    refused, dates = [], {}
-    with zipfile.ZipFile(source) as archive:
-        members = [m for m in archive.infolist() if not m.is_dir()]
-        # zipfile never yields more than a member's recorded size, so the recorded sizes bound what is written.
-        total = sum(m.file_size for m in members)
-        room = shutil.disk_usage(root.parent).free
-        if total > limit_mib * 2**20 or total > room:
-            largest = max(members, key=lambda m: m.file_size)
-            raise ValueError(
-                f"refusing to extract {source}: its {len(members)} file(s) would take {_size(total)} "
-                f"(the largest, {largest.filename}, {_size(largest.file_size)} from {_size(largest.compress_size)}), "
-                + (f"more than the limit of {_size(limit_mib * 2**20)} (c.Collect.max_unzipped_mib in "
-                   "autograde/nbgrader_config.py)" if total > limit_mib * 2**20 else
-                   f"more than the {_size(room)} free on the disk") + ". An export of notebooks is far smaller: "
-                "this looks like a zip bomb. If the archive is genuine, raise the limit or extract it yourself.")
-        root.mkdir(parents=True, exist_ok=True)
-        for member in members:
-            name = member.filename.replace("\\", "/")  # some Windows tools write backslashes
-            problem = _unsafe(member, name) or _too_big(member.file_size, file_limit_mib)
-            target = root / name
-            if problem is None and not target.resolve().is_relative_to(root.resolve()):
-                problem = "refused: a path that leads out of the archive's folder"
-            if problem is not None:
-                refused.append(Unmatched(name, problem))
-                continue
-            target.parent.mkdir(parents=True, exist_ok=True)
-            try:
-                with archive.open(member) as src, open(target, "wb") as dst:
-                    shutil.copyfileobj(src, dst)
-            except (zipfile.BadZipFile, RuntimeError, OSError, EOFError) as e:  # damaged, encrypted, unreadable
-                target.unlink(missing_ok=True)
-                refused.append(Unmatched(name, f"could not be extracted: {e}"))
-                continue
-            dates[str(PurePosixPath(name))] = tuple(member.date_time)
-    return refused, dates
-
-
-def _walk(root: Path) -> tuple[list[PurePosixPath], list[Unmatched]]:
-    """The files under `root` (relative, hidden ones and __MACOSX left out), and the symbolic links refused."""
-    files, refused = [], []
-    for folder, dirs, names in os.walk(root):  # (does not follow links to folders)
-        here = Path(folder)
-        for d in [d for d in dirs if (here / d).is_symlink()]:
-            refused.append(Unmatched(str((here / d).relative_to(root)), "refused: a symbolic link (not followed)"))
-        dirs[:] = sorted(d for d in dirs if not _junk(d) and not (here / d).is_symlink() and not _ours(here / d))
-        for name in sorted(names):
-            rel = PurePosixPath((here / name).relative_to(root).as_posix())
-            if _junk(name):
-                continue
-            if (here / name).is_symlink():
-                refused.append(Unmatched(str(rel), "refused: a symbolic link (not followed)"))
-            else:
-                files.append(rel)
-    return files, refused
-
-
-def _unwrap(top: Path, assignments: list[str], pattern: str | None) -> Path:
-    """The folder of `top` that holds the class: single wrapping folders (``export/``) are not students."""
-    root = top
-    while True:
-        entries = [p for p in root.iterdir() if not _junk(p.name) and not _ours(p)]
-        if len(entries) != 1 or not entries[0].is_dir():
-            return root
-        inner = entries[0]
-        if lms.student_folder(inner.name) or any((inner / a / f"{a}.ipynb").is_file() for a in assignments):
-            return root  # one student's folder, by an LMS's naming or nbgrader's layout
-        kids = [p for p in inner.iterdir() if not _junk(p.name)]
-        folders = sum(1 for k in kids if k.is_dir())
-        flat = [k.name for k in kids if k.is_file()]
-        if any((inner / name).is_file() for name in lms.class_files()) or folders >= 2 or len(lms.flat_students(flat, pattern)) >= 2:
-            log.info("read the export's top folder %r as a wrapper around the class, not as a student",
-                     f"{inner.relative_to(top)}/")
-            root = inner
-        else:
-            return root
 
 
 @dataclass
@@ -232,7 +96,7 @@ def collect(source: Path, dest: Path, assignments: list[str], student_pattern: s
     with tempfile.TemporaryDirectory(prefix=".unzipped-", dir=dest.parent) as scratch:
         if source.is_file() and zipfile.is_zipfile(source):
             top = Path(scratch) / "export"
-            refused, dates = _extract(source, top, settings.max_unzipped_mib, settings.max_notebook_mib)
+            refused, dates = extract(source, top, settings.max_unzipped_mib, settings.max_notebook_mib)
             top.mkdir(exist_ok=True)
         elif source.is_dir():
             top, refused, dates = source, [], None
@@ -247,17 +111,44 @@ def _collect(top: Path, refused: list[Unmatched], dest: Path, assignments: list[
              dates: dict[str, tuple[int, ...]] | None = None, blackboard_zone: ZoneInfo | None = None) -> Collected:
     """Collect the export in `top`; `dates`: the archive's date of each file, by its path in the archive (None for
     a folder, whose files' modification times are their dates)."""
-    zipped = dates is not None
-    root = _unwrap(top, assignments, student_pattern)
-    files, links = _walk(root)
-    unmatched = refused + links
+    root = unwrap(top, assignments, student_pattern)
+    files, links = walk(root)
     layout, entries = lms.recognise(root, files, lms_name, student_pattern)
     log.info("recognised the export's layout: %s", layout.title)
     where = root.relative_to(top)
+    entries, refused_ids, conflicts, renamed = _check_ids(entries, layout)
+    candidates, folder_students, not_candidates = _candidates(
+        files, entries, root, where, layout, assignments, file_limit_mib, dates, refused_ids, conflicts, renamed)
+    roster_students, not_in_roster = _read_roster(roster)
+    submissions, notes, times, not_latest = _copy_latest(
+        candidates, layout, roster_students, root, where, dest, dates is not None, blackboard_zone)
+    unmatched = refused + links + not_candidates + not_in_roster + not_latest
+    return _assemble(layout, root, where, entries, renamed, roster_students, folder_students, unmatched, submissions,
+                     notes, times)
 
-    def shown(rel: PurePosixPath) -> str:  # paths in unmatched.csv start where the export does
-        return str(where / rel) if str(where) != "." else str(rel)
 
+# A candidate notebook of one (student, assignment): (its sort key, newest largest: (attempt, date, path)), its path
+# in the export, its entry.
+_Candidate = tuple[tuple, PurePosixPath, lms.Entry]
+
+
+def _shown(where: Path, rel: PurePosixPath) -> str:
+    """`rel` (a path under the class's folder) as unmatched.csv shows it: from where the export starts (`where`,
+    the class's folder inside the export)."""
+    return str(where / rel) if str(where) != "." else str(rel)
+
+
+def _check_ids(entries: dict[PurePosixPath, list[lms.Entry]], layout: lms.Layout
+               ) -> tuple[dict[PurePosixPath, list[lms.Entry]], dict[PurePosixPath, str], dict[PurePosixPath, str],
+                          dict[tuple[str, str], str]]:
+    """Check the student ids the layout read in `entries` (each file's entries, by its path).
+
+    Returns the entries kept (unsafe ids and LMS user ids under several student ids taken out), why each file's
+    ids were refused (an unsafe id), why each file's user ids conflict (one LMS user id under several student
+    ids, also logged as a warning), and the student id each (student, LMS user id) is collected under: a name
+    several LMS users share (two John Smiths) keeps each one's user id (``<student>-<user id>``).
+    """
+    entries = dict(entries)
     # One check of the student ids, whatever layout (or pattern) read them: an id names folders and files.
     refused_ids: dict[PurePosixPath, str] = {}
     for rel, found in entries.items():
@@ -287,42 +178,65 @@ def _collect(top: Path, refused: list[Unmatched], dest: Path, assignments: list[
     # One name, several LMS users (two John Smiths): each keeps their user id in their student id.
     renamed = {(e.student, e.lms_id): f"{e.student}-{e.lms_id}" if len(lms_ids[e.student]) > 1 and e.lms_id
                else e.student for found in entries.values() for e in found}
+    return entries, refused_ids, conflicts, renamed
 
-    candidates: dict[tuple[str, str], list[tuple[tuple, PurePosixPath, lms.Entry]]] = {}
+
+def _candidates(files: list[PurePosixPath], entries: dict[PurePosixPath, list[lms.Entry]], root: Path, where: Path,
+                layout: lms.Layout, assignments: list[str], file_limit_mib: int,
+                dates: dict[str, tuple[int, ...]] | None, refused_ids: dict[PurePosixPath, str],
+                conflicts: dict[PurePosixPath, str], renamed: dict[tuple[str, str], str]
+                ) -> tuple[dict[tuple[str, str], list[_Candidate]], set[str], list[Unmatched]]:
+    """The candidate notebooks of each (student, assignment) among `files` (paths under `root`, the class's folder,
+    with their checked `entries`, refused ids and conflicts from :func:`_check_ids`).
+
+    Returns the candidates by (student id as renamed, assignment), each with the key that orders it (attempt, date:
+    from `dates`, the archive's, else the file's modification time, path); the students whose files lie in
+    folders; and the files that are not candidates, with why, in the order of `files`: not a notebook, a user id
+    in conflict, an unsafe student id, no student id, too big (over `file_limit_mib`), no assignment named.
+    """
+    zipped = dates is not None
+    candidates: dict[tuple[str, str], list[_Candidate]] = {}
     folder_students = set()
+    unmatched: list[Unmatched] = []
     for rel in files:
         found = entries[rel]
         if len(rel.parts) > 1:
             folder_students.update(renamed[(e.student, e.lms_id)] for e in found)
         if rel.suffix.lower() != ".ipynb":
-            unmatched.append(Unmatched(shown(rel), "not a notebook (.ipynb)"))
+            unmatched.append(Unmatched(_shown(where, rel), "not a notebook (.ipynb)"))
             continue
         if rel in conflicts and not found:
-            unmatched.append(Unmatched(shown(rel), conflicts[rel]))
+            unmatched.append(Unmatched(_shown(where, rel), conflicts[rel]))
             continue
         if rel in refused_ids and not found:
-            unmatched.append(Unmatched(shown(rel), f"refused: {refused_ids[rel]}"))
+            unmatched.append(Unmatched(_shown(where, rel), f"refused: {refused_ids[rel]}"))
             continue
         if not found:
-            unmatched.append(Unmatched(shown(rel), layout.unclaimed
+            unmatched.append(Unmatched(_shown(where, rel), layout.unclaimed
                                        or f"no student id: the name does not follow {layout.title}'s naming"))
             continue
-        too_big = _too_big((root / rel).stat().st_size, file_limit_mib)
-        if too_big:
-            unmatched.append(Unmatched(shown(rel), too_big))
+        oversized = too_big((root / rel).stat().st_size, file_limit_mib)
+        if oversized:
+            unmatched.append(Unmatched(_shown(where, rel), oversized))
             continue
         for e in found:
             assignment = match_assignment(e.file_name, assignments) or (
                 match_assignment(e.context + ".ipynb", assignments) if e.context else None)
             if assignment is None:
-                unmatched.append(Unmatched(shown(rel),
+                unmatched.append(Unmatched(_shown(where, rel),
                                            f"the file name names none (or several) of: {', '.join(assignments)}"))
                 continue
             dated = dates.get(str(PurePosixPath(where.as_posix()) / rel), ()) if zipped else (root / rel).stat().st_mtime
             when = (e.attempt, dated, str(rel))
             candidates.setdefault((renamed[(e.student, e.lms_id)], assignment), []).append((when, rel, e))
+    return candidates, folder_students, unmatched
 
+
+def _read_roster(roster: Path | None) -> tuple[list[str], list[Unmatched]]:
+    """The student ids of the roster CSV `roster` (its ``student_id`` column; [] for None), and its unsafe ids,
+    refused. Raises ValueError for a roster without that column."""
     roster_students: list[str] = []
+    unmatched: list[Unmatched] = []
     if roster is not None:
         with open(roster, newline="") as f:
             reader = csv.DictReader(f)
@@ -332,10 +246,24 @@ def _collect(top: Path, refused: list[Unmatched], dest: Path, assignments: list[
         for student in [s for s in roster_students if unsafe_student_id(s)]:
             unmatched.append(Unmatched(str(roster), f"refused: {unsafe_student_id(student)} (in the roster)"))
         roster_students = [s for s in roster_students if not unsafe_student_id(s)]
+    return roster_students, unmatched
 
+
+def _copy_latest(candidates: dict[tuple[str, str], list[_Candidate]], layout: lms.Layout, roster_students: list[str],
+                 root: Path, where: Path, dest: Path, zipped: bool, blackboard_zone: ZoneInfo | None
+                 ) -> tuple[dict[tuple[str, str], Path], dict[tuple[str, str], list[str]],
+                            dict[tuple[str, str], SubmissionTime], list[Unmatched]]:
+    """Copy the latest of the `candidates` of each (student, assignment) to ``dest/<student>/<a>/<a>.ipynb``.
+
+    Returns the notebooks copied, by (student, assignment); the LMS's notes on them (late); when each was handed
+    in; and the candidates not copied, with why: an older notebook, a student not in `roster_students` (if any),
+    or, where the `layout`'s names carry no user id, several notebooks under one name (none copied, logged as a
+    warning).
+    """
     submissions: dict[tuple[str, str], Path] = {}
     notes: dict[tuple[str, str], list[str]] = {}
     times: dict[tuple[str, str], SubmissionTime] = {}
+    unmatched: list[Unmatched] = []
     for (student, assignment), found in sorted(candidates.items()):
         found = sorted(found, key=lambda c: c[0], reverse=True)
         if layout.names_only and len(found) > 1:
@@ -344,7 +272,7 @@ def _collect(top: Path, refused: list[Unmatched], dest: Path, assignments: list[
                         "be two students of the same name; see unmatched.csv", len(found), assignment, student,
                         layout.title)
             for _, other, _ in found:
-                unmatched.append(Unmatched(shown(other), (
+                unmatched.append(Unmatched(_shown(where, other), (
                     f"refused: {len(found)} notebooks for {assignment} under the same name {student!r} "
                     f"({', '.join(sorted(o.name for _, o, _ in found))}), and {layout.title}'s names carry no user id: "
                     "they may be two students of the same name, so none is graded. Rename the files so that each "
@@ -353,25 +281,38 @@ def _collect(top: Path, refused: list[Unmatched], dest: Path, assignments: list[
             continue
         _, latest, entry = found[0]
         for _, other, _ in found[1:]:
-            unmatched.append(Unmatched(shown(other),
+            unmatched.append(Unmatched(_shown(where, other),
                                        f"another notebook of {student} for {assignment} is newer: {latest.name}"))
         if roster_students and student not in roster_students:
-            unmatched.append(Unmatched(shown(latest), f"student {student!r} is not in the roster"))
+            unmatched.append(Unmatched(_shown(where, latest), f"student {student!r} is not in the roster"))
             continue
         target = dest / student / assignment / f"{assignment}.ipynb"
         target.parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(root / latest, target)
-        log.debug("collected %s as %s's %s%s", shown(latest), student, assignment,
+        log.debug("collected %s as %s's %s%s", _shown(where, latest), student, assignment,
                   f" (the latest of {len(found)})" if len(found) > 1 else "")
         submissions[(student, assignment)] = target
         times[(student, assignment)] = evidence(layout.name, root, latest, entry, zipped, blackboard_zone)
         if entry.late:
             notes[(student, assignment)] = [f"{layout.title} marked this submission late"]
+    return submissions, notes, times, unmatched
+
+
+def _assemble(layout: lms.Layout, root: Path, where: Path, entries: dict[PurePosixPath, list[lms.Entry]],
+              renamed: dict[tuple[str, str], str], roster_students: list[str], folder_students: set[str],
+              unmatched: list[Unmatched], submissions: dict[tuple[str, str], Path],
+              notes: dict[tuple[str, str], list[str]], times: dict[tuple[str, str], SubmissionTime]) -> Collected:
+    """The Collected result of the steps above, with the files not graded logged and a summary.
+
+    The students are the roster's if it gave any, else everyone with a notebook collected or a folder of their own
+    (`folder_students`, and in a layout whose every folder is a student, every folder of `root`). A file a
+    submission time was read from is dropped from `unmatched`: it was used.
+    """
     if layout.folder_students:  # a student's folder counts even when it holds no notebook
-        folder_students |= {p.name for p in root.iterdir()
-                            if p.is_dir() and not _junk(p.name) and not unsafe_student_id(p.name) and not _ours(p)}
+        folder_students = folder_students | {p.name for p in root.iterdir() if p.is_dir() and not is_junk(p.name)
+                                             and not unsafe_student_id(p.name) and not is_ours(p)}
     # A file the submission time was read from was used, not left ungraded: unmatched.csv lists only what was not.
-    records = {shown(PurePosixPath(t.record)) for t in times.values() if t.record}
+    records = {_shown(where, PurePosixPath(t.record)) for t in times.values() if t.record}
     unmatched = [u for u in unmatched if u.path not in records]
     students = roster_students or sorted(folder_students | {student for student, _ in submissions})
     for u in unmatched:
