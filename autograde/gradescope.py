@@ -252,8 +252,9 @@ def results_from(out: Path, assignment: str) -> dict:
     context = assignment_context(STUDENT, assignment, rows, notes)
     hidden = hidden_cells(assignment)
     listed = {test["grade_id"] for section in context["exercises"] for test in section["tests"]}
-    held = [(note, cell if cell in listed else None) for note in context["notes"]
-            for cell in [_hidden_cell_named(note, hidden)]]  # (a cell with no box of its own: shown at the top)
+    # (A note on a hidden cell with no box of its own goes to a box of its own, shown with the hidden tests.)
+    held = [(note, cell if cell in listed or cell is None else "") for note in context["notes"]
+            for cell in [_hidden_cell_named(note, hidden)]]
     tests = []
     for section in context["exercises"]:
         for test in section["tests"]:
@@ -265,6 +266,10 @@ def results_from(out: Path, assignment: str) -> dict:
                           "visibility": AFTER_PUBLISHED if test["grade_id"] in hidden else VISIBLE,
                           "extra_data": {"grade_id": test["grade_id"],
                                          "status": next(str(r.status) for r in rows if r.grade_id == test["grade_id"])}})
+    unboxed = [f"Note: {note}" for note, cell in held if cell == ""]
+    if unboxed:
+        tests.append({"name": "Notes on the hidden tests", "score": 0.0, "max_score": 0.0, "status": "passed",
+                      "output": "\n".join(unboxed), "visibility": AFTER_PUBLISHED})
     grade = _grade_row(out)
     lines = [context["title"]]
     if context["not_graded"]:

@@ -1,6 +1,6 @@
 """Runs inside the student's kernel: answers the checker's requests with data, never sees a test.
 
-The grader sends :mod:`autograde.run.wire`'s, :mod:`autograde.run.probes`' and
+The grader sends :mod:`autograde.run.frames`', :mod:`autograde.run.wire`'s, :mod:`autograde.run.probes`' and
 this file's source into each kernel before any cell runs, executed in a namespace of their own, and calls
 :func:`install`: a Unix socket listens in the sandbox's ``/tmp`` and a
 function under a name drawn at random is put in ``builtins``. For each test

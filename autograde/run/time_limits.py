@@ -17,7 +17,7 @@ import time
 from queue import Empty
 
 from jupyter_core.utils import ensure_async, run_sync
-from nbclient.client import NotebookClient, timestamp
+from nbclient.client import timestamp
 from nbclient.exceptions import CellTimeoutError
 
 from .clock import CellClock, run_queue_wait, tree_cpu_seconds
@@ -51,7 +51,7 @@ class TimeLimits:
         # the notebook's deadline: past it, they are answered and the cells are marked as not run at the notebook's
         # limit, a timeout of the student's. (CI: a kernel_info asked past the deadline on a busy machine was given
         # 10 ms, timed out, and nbconvert's `assert info_msg` failed the whole notebook.)
-        limit = self.agent_start_timeout if cell is None else NotebookClient._get_timeout(self, cell)  # (not the notebook's)
+        limit = self.agent_start_timeout if cell is None else super()._get_timeout(cell)  # (not the notebook's)
         deadlines = [time.monotonic() + self.timeout_wall_factor * limit] if limit and self.timeout_wall_factor else []
         if getattr(self, "_deadline", None) is not None and cell is not None:
             deadlines.append(self._deadline)

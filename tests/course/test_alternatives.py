@@ -14,6 +14,7 @@ every chapter to (a mistake costs points only in its own cells).
 import ast
 import builtins
 import functools
+import re
 from collections import Counter
 
 import pytest
@@ -77,7 +78,7 @@ def test_alternative_differs_from_the_reference_and_says_how(assignment, grade_i
 def names_the_reference_defines(assignment: str) -> frozenset[str]:
     """Every name the student's kernel holds once the reference notebook has run: what its given and answer cells bind
     (its test cells run in the checker, never there), and Python's builtins."""
-    bound = set(dir(builtins))
+    bound = set(dir(builtins)) | {"display", "get_ipython"}  # (IPython's, in every kernel)
     for cell in completed_notebook(assignment).cells:
         if cell.cell_type == "code" and cell_kind(cell) != CellKind.TEST:
             names = cell_names(cell.source)
@@ -115,3 +116,23 @@ def test_a_helper_of_another_alternative_is_found():
     reference = names_the_reference_defines("01-weighted-sum")
     assert global_reads("def softmax(x, axis=-1):\n    return my_exp(x) / 2\n") - reference == {"my_exp"}
     assert not global_reads("def my_exp(x):\n    return np.exp(x)\n\ndef softmax(x, axis=-1):\n    return my_exp(x)\n") - reference
+
+
+# What an alternative must not do, as it shares a notebook with others: change state another one's code reads.
+GLOBAL_STATE = re.compile(r"\b(?:torch\.set_default_dtype|torch\.set_default_device|torch\.manual_seed|np\.random\.seed"
+                          r"|random\.seed|torch\.set_num_threads|np\.seterr|warnings\.(?:simplefilter|filterwarnings))\s*\(")
+
+
+@pytest.mark.parametrize(("assignment", "grade_id", "path"), ALTERNATIVES,
+                         ids=[f"{a}::{g}/{p.stem}" for a, g, p in ALTERNATIVES])
+def test_alternative_changes_no_state_another_alternative_reads(assignment, grade_id, path):
+    # Beside other alternatives in one notebook, one that set a default dtype or a seed could make another pass (or
+    # fail) there only; the in-process run of each alone, which caught that, is gone.
+    code = mutant_code(path.read_text(), reference_solutions(assignment)[grade_id])
+    found = GLOBAL_STATE.findall(code)
+    assert not found, f"{path.name} changes global state ({found}): an alternative must not, as it shares a notebook"
+
+
+def test_a_change_of_global_state_is_found():
+    assert GLOBAL_STATE.findall("torch.set_default_dtype(torch.float64)\nx = 1") == ["torch.set_default_dtype("]
+    assert not GLOBAL_STATE.findall("torch.get_default_dtype()")

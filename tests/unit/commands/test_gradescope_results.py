@@ -47,3 +47,22 @@ def test_a_note_on_a_visible_cell_is_shown_at_once(tmp_path, monkeypatch):
     note = f"The kernel died in cell {visible} (it ran out of memory): that cell was skipped."
     results = _results(tmp_path, monkeypatch, visible, [note])
     assert note in results["output"]
+
+
+def test_a_note_on_a_hidden_cell_without_a_box_is_still_held_back(tmp_path, monkeypatch):
+    hidden = sorted(gradescope.hidden_cells(ASSIGNMENT))[0]
+    note = f"The kernel died in cell {hidden} (it ran out of memory): that cell was skipped."
+    points = _points(ASSIGNMENT)
+    rows = [CellResult(gradescope.STUDENT, ASSIGNMENT, g, points[g], points[g], Status.PASSED, "")
+            for g in graded_cell_ids(ASSIGNMENT) if g != hidden]  # (no row, so no box, for the hidden cell)
+    monkeypatch.setattr(gradescope, "_rows", lambda out, assignment: (rows, [note]))
+    total = sum(points[g] for g in graded_cell_ids(ASSIGNMENT) if g != hidden)
+    with open(tmp_path / "grades.csv", "w", newline="") as f:
+        writer = csv.DictWriter(f, ["student_id", "assignment", "raw_score", "score", "max_score"])
+        writer.writeheader()
+        writer.writerow({"student_id": gradescope.STUDENT, "assignment": ASSIGNMENT, "raw_score": total,
+                         "score": total, "max_score": total})
+    results = gradescope.results_from(tmp_path, ASSIGNMENT)
+    assert note not in results["output"], "a note on a hidden test cell is shown before grades are published"
+    boxes = [t for t in results["tests"] if note in t["output"]]
+    assert boxes and all(t["visibility"] == gradescope.AFTER_PUBLISHED for t in boxes)
