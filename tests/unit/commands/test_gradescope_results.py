@@ -13,19 +13,24 @@ def _points(assignment):
             for c in source_notebook(assignment).cells if c.metadata.get("nbgrader", {}).get("grade")}
 
 
+def _graded(tmp_path, monkeypatch, rows: list[CellResult], notes: list[str]) -> dict:
+    """results.json for `rows` and `notes` as the grade command kept them, with grades.csv summing `rows`."""
+    monkeypatch.setattr(gradescope, "_rows", lambda out, assignment: (rows, notes))
+    with open(tmp_path / "grades.csv", "w", newline="") as f:
+        writer = csv.DictWriter(f, ["student_id", "assignment", "raw_score", "score", "max_score"])
+        writer.writeheader()
+        score = sum(r.score for r in rows)
+        writer.writerow({"student_id": gradescope.STUDENT, "assignment": ASSIGNMENT, "raw_score": score,
+                         "score": score, "max_score": sum(r.max_score for r in rows)})
+    return gradescope.results_from(tmp_path, ASSIGNMENT)
+
+
 def _results(tmp_path, monkeypatch, failed: str, notes: list[str]) -> dict:
     points = _points(ASSIGNMENT)
     rows = [CellResult(gradescope.STUDENT, ASSIGNMENT, g, 0.0 if g == failed else points[g], points[g],
                        Status.ERROR if g == failed else Status.PASSED, "the kernel died" if g == failed else "")
             for g in graded_cell_ids(ASSIGNMENT)]
-    monkeypatch.setattr(gradescope, "_rows", lambda out, assignment: (rows, notes))
-    with open(tmp_path / "grades.csv", "w", newline="") as f:
-        writer = csv.DictWriter(f, ["student_id", "assignment", "raw_score", "score", "max_score"])
-        writer.writeheader()
-        total = sum(points.values())
-        writer.writerow({"student_id": gradescope.STUDENT, "assignment": ASSIGNMENT,
-                         "raw_score": total - points[failed], "score": total - points[failed], "max_score": total})
-    return gradescope.results_from(tmp_path, ASSIGNMENT)
+    return _graded(tmp_path, monkeypatch, rows, notes)
 
 
 def test_a_note_naming_a_hidden_test_cell_is_held_back_with_that_cell(tmp_path, monkeypatch):
@@ -55,14 +60,7 @@ def test_a_note_on_a_hidden_cell_without_a_box_is_still_held_back(tmp_path, monk
     points = _points(ASSIGNMENT)
     rows = [CellResult(gradescope.STUDENT, ASSIGNMENT, g, points[g], points[g], Status.PASSED, "")
             for g in graded_cell_ids(ASSIGNMENT) if g != hidden]  # (no row, so no box, for the hidden cell)
-    monkeypatch.setattr(gradescope, "_rows", lambda out, assignment: (rows, [note]))
-    total = sum(points[g] for g in graded_cell_ids(ASSIGNMENT) if g != hidden)
-    with open(tmp_path / "grades.csv", "w", newline="") as f:
-        writer = csv.DictWriter(f, ["student_id", "assignment", "raw_score", "score", "max_score"])
-        writer.writeheader()
-        writer.writerow({"student_id": gradescope.STUDENT, "assignment": ASSIGNMENT, "raw_score": total,
-                         "score": total, "max_score": total})
-    results = gradescope.results_from(tmp_path, ASSIGNMENT)
+    results = _graded(tmp_path, monkeypatch, rows, [note])
     assert note not in results["output"], "a note on a hidden test cell is shown before grades are published"
     boxes = [t for t in results["tests"] if note in t["output"]]
     assert boxes and all(t["visibility"] == gradescope.AFTER_PUBLISHED for t in boxes)
