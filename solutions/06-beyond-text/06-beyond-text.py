@@ -1170,8 +1170,9 @@ _check_empty_set()
 # `i` itself (a self-loop is always added, and counted once if the adjacency
 # already has it). This is the GAT paper's notation: its $e_{ij}$ is the
 # score the book calls $s_{ij}$, and its $W\mathbf{x}_i$ (a column vector) is
-# the book's row $\mathbf{x}_i W$, which `self.W(x)` computes for every node
-# at once. `LeakyReLU_0.2` has slope 0.2 for negative inputs (the
+# row `i` of `self.W(x)`: the paper's $W$, of shape
+# `(num_heads * out_dim, in_dim)`, is `self.W.weight`, the transpose of the
+# matrix the book's rows $\mathbf{x}_i W$ use. `LeakyReLU_0.2` has slope 0.2 for negative inputs (the
 # default of `F.leaky_relu` is 0.01). No other non-linearity. Return the heads'
 # outputs concatenated in head order, `(N, num_heads * out_dim)`, or, with
 # `concat=False`, their average, `(N, out_dim)`.
