@@ -41,6 +41,35 @@ def tree_cpu_seconds(pid: int) -> float | None:
     return total
 
 
+_TICKS = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+
+
+def cgroup_cpu_seconds(folder: str) -> float | None:
+    """CPU seconds (user and system) used so far by the processes now in the cgroup `folder` and the children they
+    reaped; None where the cgroup cannot be read.
+
+    Reads ``cgroup.procs`` and each member's ``/proc/<pid>/stat``: a few files,
+    where :func:`tree_cpu_seconds` reads every process on the machine to find
+    the tree. It also counts a process that left the tree (a child whose
+    parent ended is adopted by the sandbox's first process, above the kernel),
+    which no process in the sandbox can take out of the cgroup.
+    """
+    try:
+        with open(os.path.join(folder, "cgroup.procs")) as f:
+            pids = f.read().split()
+    except OSError:
+        return None
+    ticks = 0
+    for pid in pids:
+        try:
+            with open(f"/proc/{pid}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+        except (OSError, IndexError):  # (ended since it was listed; its parent's count has it once reaped)
+            continue
+        ticks += sum(int(x) for x in fields[11:15])  # utime, stime, cutime, cstime (fields 14-17 of proc(5))
+    return ticks / _TICKS
+
+
 class CellClock:
     """The time a cell is charged: the wall-clock time since it started, less the time its kernel waited for a CPU.
 
@@ -52,8 +81,8 @@ class CellClock:
     ``time.monotonic()`` value, None: none) ends the cell whatever it was
     charged. `waited()` gives the kernel's run-queue time so far (None where
     it cannot be read: then the clock is the wall clock). `cpu()` gives the CPU
-    seconds the kernel's processes have used (:func:`tree_cpu_seconds`; None:
-    not counted): the cell is charged at least the CPU they used since it
+    seconds the kernel's processes have used (:func:`cgroup_cpu_seconds` or
+    :func:`tree_cpu_seconds`; None: not counted): the cell is charged at least the CPU they used since it
     started, so a cell whose own threads or children keep the cores busy, and
     its main thread waiting, is not let run past its limit by that wait.
     """

@@ -18,7 +18,7 @@ import psutil
 from jupyter_client.manager import AsyncKernelManager
 from traitlets import Bool, Enum, Integer, Unicode
 
-from . import cgroups, sandbox
+from . import cgroups, clock, sandbox
 
 log = logging.getLogger(__name__)
 _said = {"no cgroup": False, "no cpu cgroup": False}  # what this process has logged once
@@ -91,6 +91,12 @@ class SandboxKernelManager(AsyncKernelManager):
                     pass
             level = below
         return None
+
+    def cpu_seconds(self) -> float | None:
+        """CPU seconds the kernel's processes have used, read from its memory cgroup (every process of the
+        sandbox's, wherever it was started); None where the kernel has no cgroup."""
+        folder = getattr(self, "_cgroup", None)
+        return clock.cgroup_cpu_seconds(folder) if folder else None
 
     async def _async_pre_start_kernel(self, **kw):
         self._kernel_pid = None  # (a new kernel's is found when first asked for)

@@ -70,8 +70,11 @@ class TimeLimits:
             other = run_queue_wait(checker.pid) if checker is not None and checker.pid else 0.0
             return None if kernel is None else kernel + (other or 0.0)
 
+        # The kernel's cgroup lists its processes at the cost of a few files; without one, the tree below its pid.
+        of_cgroup = getattr(self.km, "cpu_seconds", None)
+        counted = of_cgroup if of_cgroup is not None and of_cgroup() is not None else lambda: tree_cpu_seconds(pid)
         return CellClock(limit, min(deadlines, default=None), waited,
-                         cpu=lambda: (lambda used: None if used is None else used / threads)(tree_cpu_seconds(pid)))
+                         cpu=lambda: (lambda used: None if used is None else used / threads)(counted()))
 
     async def _async_poll_for_reply(self, msg_id, cell, timeout, task_poll_output_msg, task_poll_kernel_alive):
         # nbclient's, with the cell's time taken from a CellClock instead of the wall clock alone.

@@ -221,6 +221,50 @@ def test_the_cpu_of_a_process_tree_is_counted():
     assert tree_cpu_seconds(2**31 - 1) is None, "a process that does not exist must give None, not a number"
 
 
+def test_the_cpu_of_a_cgroups_processes_is_counted(tmp_path):
+    from autograde.run.clock import cgroup_cpu_seconds
+
+    child = subprocess.Popen([sys.executable, "-c", "import time\ns = time.process_time()\n"
+                              "while time.process_time() - s < 0.5: pass\ntime.sleep(30)"])
+    try:
+        # A cgroup's member list, as cgroupfs gives it: the child, and a process that ended since it was listed.
+        (tmp_path / "cgroup.procs").write_text(f"{child.pid}\n{2**31 - 1}\n")
+        deadline = time.monotonic() + 20
+        while cgroup_cpu_seconds(str(tmp_path)) < 0.4 and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert cgroup_cpu_seconds(str(tmp_path)) >= 0.4, "the CPU of a cgroup's member is not counted"
+        assert cgroup_cpu_seconds(str(tmp_path)) < 5, "more counted than the member used (what else was counted?)"
+    finally:
+        child.kill()
+        child.wait()
+    assert cgroup_cpu_seconds(str(tmp_path / "gone")) is None, "a cgroup that cannot be read must give None"
+
+
+def test_the_clock_counts_the_kernels_cgroup_where_it_has_one(monkeypatch):
+    from autograde.run import execute, time_limits
+
+    def tree(pid):
+        raise AssertionError("the process tree was read, though the kernel's cgroup counts its processes")
+
+    monkeypatch.setattr(time_limits, "tree_cpu_seconds", tree)
+    used = {"cpu": 5.0}
+
+    class Kernel:
+        threads = 1
+
+        def kernel_pid(self):
+            return os.getpid()
+
+        def cpu_seconds(self):
+            return used["cpu"]
+
+    executor = execute.GuardedExecute(timeout=10)
+    executor.km = Kernel()
+    clock = executor._clock(nbformat.v4.new_code_cell("x = 1"))
+    used["cpu"] += 3
+    assert clock.cpu_used() == pytest.approx(3)
+
+
 def test_the_run_queue_of_a_process_can_be_read():
     if not Path(f"/proc/{os.getpid()}/schedstat").exists():
         pytest.skip("this kernel keeps no scheduler statistics (/proc/<pid>/schedstat): the limit is wall-clock time")
@@ -456,10 +500,8 @@ def test_a_cell_whose_children_keep_the_cpus_busy_is_charged_their_time():
     # The clock leaves out the time the kernel's main thread waits for a CPU; a cell that keeps every core busy with
     # processes of its own made its main thread wait, and so ran up to ten times its limit while starving the
     # machine. The CPU that the kernel's own processes use is charged to the cell (issue 30).
-    from traitlets.config import Config
 
     from autograde.run import execute
-    from autograde.run.kernel_manager import SandboxKernelManager
 
     pids = Path(tempfile.mkdtemp(prefix="ag-test-hog-")) / "pids"
     hog = ("import os\n"
@@ -473,21 +515,65 @@ def test_a_cell_whose_children_keep_the_cpus_busy_is_charged_their_time():
            f"open({str(pids)!r}, 'w').write(' '.join(map(str, children)))\n"
            "while True:\n"
            "    pass\n")
-    notebook = _graded_notebook(hog, "assert True")
+    ran, took = _run_hog(hog, pids)
+    assert execute.Event.TIMED_OUT in execute.events(ran.cells[0]), ran.cells[0].outputs
+    assert took < 15, f"a cell whose children kept {os.cpu_count()} cores busy ran {took:.0f} s against a 3 s limit"
+
+
+def _run_hog(hog: str, pids: Path):
+    """Run the answer cell `hog` (which writes the pids it leaves behind to `pids`) under a 3 s limit, outside the
+    sandbox but in the kernel's cgroups; (the executed notebook, seconds it took). Kills what it left behind."""
+    from traitlets.config import Config
+
+    from autograde.run import execute
+    from autograde.run.kernel_manager import SandboxKernelManager
+
     executor = execute.GuardedExecute(timeout=3, kernel_name="python3", kernel_manager_class=SandboxKernelManager,
                                       config=Config({"SandboxKernelManager": {"sandbox": False}}))
     started = time.monotonic()
     try:
-        ran, _ = executor.preprocess(notebook, {"metadata": {"path": tempfile.gettempdir()}})
-        took = time.monotonic() - started
+        ran, _ = executor.preprocess(_graded_notebook(hog, "assert True"), {"metadata": {"path": tempfile.gettempdir()}})
+        return ran, time.monotonic() - started
     finally:
         for pid in (pids.read_text().split() if pids.is_file() else []):  # (whatever cleaning up left behind)
             try:
                 os.kill(int(pid), 9)
             except ProcessLookupError:
                 pass
+
+
+def _orphan_hog(pids: Path) -> str:
+    """A cell that leaves 2 busy processes per core outside its kernel's process tree (each forked twice, the
+    middle one gone, so the machine's first process adopts it) and keeps its own main thread busy too."""
+    return ("import os\n"
+            f"for _ in range({2 * (os.cpu_count() or 1)}):\n"
+            "    if os.fork() == 0:\n"
+            "        if os.fork() == 0:\n"
+            f"            with open({str(pids)!r}, 'a') as f:\n"
+            "                f.write(f'{os.getpid()} ')\n"
+            "            while True:\n"
+            "                pass\n"
+            "        os._exit(0)\n"
+            "    os.wait()\n"
+            "while True:\n"
+            "    pass\n")
+
+
+@pytest.mark.slow
+def test_a_cell_whose_orphaned_processes_keep_the_cpus_busy_is_charged_their_time():
+    # A process tree misses what left it: processes whose parent ended are adopted above the kernel. The kernel's
+    # cgroup holds them all (no process can leave it), so their CPU is charged to the cell. (Counted as the tree
+    # below the kernel's pid, as before, this cell ran 30 s: the clock's cap, 10 times its limit.)
+
+    from autograde.run import execute
+
+    if memory_cgroup_parent() is None:
+        pytest.skip("this machine gives the grader no cgroup: the kernel's processes are counted as a tree")
+    pids = Path(tempfile.mkdtemp(prefix="ag-test-hog-")) / "pids"
+    ran, took = _run_hog(_orphan_hog(pids), pids)
     assert execute.Event.TIMED_OUT in execute.events(ran.cells[0]), ran.cells[0].outputs
-    assert took < 15, f"a cell whose children kept {os.cpu_count()} cores busy ran {took:.0f} s against a 3 s limit"
+    assert took < 15, (f"a cell whose orphaned processes kept {os.cpu_count()} cores busy ran {took:.0f} s against a "
+                       "3 s limit")
 
 
 @pytest.mark.slow
