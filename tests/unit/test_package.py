@@ -130,7 +130,7 @@ def test_the_import_check_sees_imports():
     assert package_imports(PACKAGE / "intake" / "normalise.py", PACKAGE) == {"cells", "sources", "text"}
     assert package_imports(PACKAGE / "pages" / "feedback.py", PACKAGE) == {
         "course", "results.classify", "results.late", "pages.outline", "pages.render"}
-    assert package_imports(PACKAGE / "run" / "kernel_manager.py", PACKAGE) == {"run.cgroups", "run.sandbox"}
+    assert package_imports(PACKAGE / "run" / "kernel_manager.py", PACKAGE) == {"run.cgroups", "run.clock", "run.sandbox"}
 
 
 def test_the_layer_check_finds_each_fault(tmp_path):
