@@ -3,22 +3,21 @@ the wall clock, and the whole notebook's.
 
 :class:`TimeLimits` is a part of :class:`autograde.run.execute.GuardedExecute`
 (it reads that class's settings: ``timeout``, ``notebook_timeout``,
-``agent_start_timeout``, ``timeout_wall_factor``). It replaces nbclient's
-wait for a cell's reply, which times a cell by the wall clock alone and calls
-no hook while it waits, by the same loop timed by a
-:class:`autograde.run.clock.CellClock`; where the clock runs out, the kernel
-is interrupted as nbclient does, the event ``timed_out`` recorded and the
-student told which limit stopped the cell.
+``agent_start_timeout``, ``timeout_wall_factor``). nbclient times a cell by
+the wall clock alone and calls no hook while it waits for the reply; here its
+own wait runs with no limit, beside a watchdog that reads a
+:class:`autograde.run.clock.CellClock`. Where the clock runs out, the kernel
+is interrupted by nbclient's timeout handler, the event ``timed_out``
+recorded and the student told which limit stopped the cell; a kernel that
+does not answer the interrupt within ``iopub_timeout`` is stuck
+(:class:`autograde.run.records.KernelStuck`).
 """
 from __future__ import annotations
 
 import asyncio
 import time
-from queue import Empty
 
-from jupyter_core.utils import ensure_async, run_sync
-from nbclient.client import timestamp
-from nbclient.exceptions import CellTimeoutError
+from jupyter_core.utils import run_sync
 
 from .clock import CellClock, run_queue_wait, tree_cpu_seconds
 from .records import Event, KernelStuck, error_output, record
@@ -38,12 +37,9 @@ class TimeLimits:
         return True
 
     def _get_timeout(self, cell):
-        """A cell's time limit: the per-cell one, or what is left of the notebook's if that is less."""
-        timeout = super()._get_timeout(cell)
-        if cell is None or getattr(self, "_deadline", None) is None:
-            return timeout
-        left = max(self._deadline - time.monotonic(), 0.01)  # (0 would mean no limit to nbclient)
-        return left if timeout is None else min(timeout, left)
+        # nbclient's own waits get no limit: the watchdog (_watch) stops a cell, or the grader's own request, when its
+        # CellClock runs out. (The cell's own limit is nbclient's, read in _clock.)
+        return None
 
     def _clock(self, cell) -> CellClock:
         """A clock for the request about to be sent to the kernel (a cell, or the grader's own if `cell` is None)."""
@@ -76,59 +72,52 @@ class TimeLimits:
         return CellClock(limit, min(deadlines, default=None), waited,
                          cpu=lambda: (lambda used: None if used is None else used / threads)(counted()))
 
-    async def _async_poll_for_reply(self, msg_id, cell, timeout, task_poll_output_msg, task_poll_kernel_alive):
-        # nbclient's, with the cell's time taken from a CellClock instead of the wall clock alone.
-        clock = self._clock(cell)
-        timed_out_reply = None
-        while True:
-            try:
-                if timed_out_reply:
-                    msg = timed_out_reply
-                    msg["parent_header"] = {"msg_id": msg_id}
-                else:
-                    msg = await ensure_async(self.kc.shell_channel.get_msg(timeout=clock.next_check()))
-                if msg["parent_header"].get("msg_id") == msg_id:
-                    if self.record_timing:
-                        cell["metadata"]["execution"]["shell.execute_reply"] = timestamp(msg)
-                    try:
-                        await asyncio.wait_for(task_poll_output_msg, self.iopub_timeout)
-                    except (TimeoutError, Empty):
-                        if timed_out_reply:  # interrupted at its limit, and still busy: stop that kernel
-                            task_poll_kernel_alive.cancel()
-                            raise KernelStuck() from None
-                        if self.raise_on_iopub_timeout:
-                            task_poll_kernel_alive.cancel()
-                            raise CellTimeoutError.error_from_timeout_and_cell(
-                                "Timeout waiting for IOPub output", self.iopub_timeout, cell) from None
-                        self.log.warning("Timeout waiting for IOPub output")
-                    task_poll_kernel_alive.cancel()
-                    return msg
-            except Empty:
-                if not clock.expired():  # the time it waited for a CPU was not counted: it has time left
-                    continue
-                task_poll_kernel_alive.cancel()
-                await self._async_check_alive()
-                self._stopped_by = clock
-                timed_out_reply = await self._async_handle_timeout(clock.limit or timeout, cell)
+    async def _watch(self, waiting: asyncio.Future, clock: CellClock, cell, grace: float | None):
+        """Wait for `waiting` (nbclient's own wait for a reply, given no time limit) while watching `clock`.
 
-    async def async_wait_for_reply(self, msg_id, cell=None):
-        """nbclient's wait for a reply (the kernel's info, the agent's start), timed by a :class:`CellClock`:
-        past the limit the kernel is interrupted and None returned."""
-        clock = self._clock(cell)
-        while True:
-            try:
-                wait = clock.next_check()
-                msg = await ensure_async(self.kc.shell_channel.get_msg(
-                    timeout=self.shell_timeout_interval if wait is None else min(wait, self.shell_timeout_interval)))
-            except Empty:
-                await self._async_check_alive()
+        If the clock runs out first, the kernel is interrupted by nbclient's
+        timeout handler and `waiting` is given `grace` more seconds to end
+        (None: it is cancelled at once); the reply that handler made is
+        returned (None if the clock never ran out). Raises
+        :class:`KernelStuck` if `waiting` did not end within the grace.
+        """
+        try:
+            while not waiting.done():
                 if clock.expired():
                     self._stopped_by = clock
-                    await self._async_handle_timeout(clock.limit or self.timeout, cell)
-                    return None
-            else:
-                if msg["parent_header"].get("msg_id") == msg_id:
-                    return msg
+                    stopped = await self._async_handle_timeout(clock.limit or self.timeout, cell)
+                    if grace is not None:
+                        await asyncio.wait({waiting}, timeout=grace)
+                        if not waiting.done():
+                            raise KernelStuck()
+                    return stopped
+                await asyncio.wait({waiting}, timeout=clock.next_check())
+            return None
+        finally:
+            if not waiting.done():  # (stopped, stuck, or this wait cancelled: a dead kernel)
+                waiting.cancel()
+
+    async def _async_poll_for_reply(self, msg_id, cell, timeout, task_poll_output_msg, task_poll_kernel_alive):
+        # nbclient's own wait for the cell's reply, watched by its CellClock. Interrupted at its limit, the kernel
+        # must answer and go idle within iopub_timeout, else it is stuck (stopped with its kernel).
+        waiting = asyncio.ensure_future(super()._async_poll_for_reply(
+            msg_id, cell, None, task_poll_output_msg, task_poll_kernel_alive))
+        try:
+            stopped = await self._watch(waiting, self._clock(cell), cell, grace=self.iopub_timeout)
+        except KernelStuck:
+            task_poll_kernel_alive.cancel()
+            raise
+        reply = waiting.result()
+        if stopped is not None:  # the kernel's KeyboardInterrupt, told as the time limit that stopped the cell
+            reply["content"] = stopped["content"]
+        return reply
+
+    async def async_wait_for_reply(self, msg_id, cell=None):
+        """nbclient's wait for a reply (the kernel's info, the agent's start), watched by a :class:`CellClock`:
+        past the limit the kernel is interrupted and None returned."""
+        waiting = asyncio.ensure_future(super().async_wait_for_reply(msg_id, cell))
+        stopped = await self._watch(waiting, self._clock(cell), cell, grace=None)
+        return None if stopped is not None else waiting.result()
 
     wait_for_reply = run_sync(async_wait_for_reply)
 
