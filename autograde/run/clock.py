@@ -45,15 +45,25 @@ _TICKS = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
 
 
 def cgroup_cpu_seconds(folder: str) -> float | None:
-    """CPU seconds (user and system) used so far by the processes now in the cgroup `folder` and the children they
-    reaped; None where the cgroup cannot be read.
+    """CPU seconds (user and system) used so far by the processes of the cgroup `folder`; None where it cannot be
+    read.
 
-    Reads ``cgroup.procs`` and each member's ``/proc/<pid>/stat``: a few files,
-    where :func:`tree_cpu_seconds` reads every process on the machine to find
-    the tree. It also counts a process that left the tree (a child whose
-    parent ended is adopted by the sandbox's first process, above the kernel),
-    which no process in the sandbox can take out of the cgroup.
+    cgroup v2 counts it itself (``cpu.stat``'s ``usage_usec``, exited
+    processes included). Elsewhere (a v1 memory cgroup) it is summed over the
+    members in ``cgroup.procs`` from their ``/proc/<pid>/stat``, with the
+    children they reaped: a few files, where :func:`tree_cpu_seconds` reads
+    every process on the machine to find the tree. Either way it counts a
+    process that left the kernel's tree (a child whose parent ended is adopted
+    by a process above the kernel), which no process in the sandbox can take
+    out of the cgroup.
     """
+    try:
+        with open(os.path.join(folder, "cpu.stat")) as f:
+            for line in f:
+                if line.startswith("usage_usec "):
+                    return int(line.split()[1]) / 1e6
+    except (OSError, ValueError, IndexError):
+        pass
     try:
         with open(os.path.join(folder, "cgroup.procs")) as f:
             pids = f.read().split()

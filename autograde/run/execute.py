@@ -150,6 +150,9 @@ class GuardedExecute(TimeLimits, Execute):
                                          "the cells after it are not run, all counted as timed out; 0 for no limit"
                                ).tag(config=True)
     max_output_chars = Integer(100_000, min=1, help="characters of output kept per cell").tag(config=True)
+    # Not a setting: the time limits' watchdog reads nbclient's mark that a cell's reply was read, which nbclient
+    # writes (and clears, whatever a submission's metadata held, as the cell starts) only with record_timing.
+    record_timing = Bool(True, help="nbclient's timing of each cell, always recorded here")
     agent_start_timeout = Integer(60, min=1, help="time limit in seconds of the grader's own requests in each kernel "
                                            "(its info, the agent's and checker's start, before any cell runs; "
                                            "counted as a cell's is, never cut short by the notebook's limit): not "

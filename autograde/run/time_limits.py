@@ -72,43 +72,48 @@ class TimeLimits:
         return CellClock(limit, min(deadlines, default=None), waited,
                          cpu=lambda: (lambda used: None if used is None else used / threads)(counted()))
 
-    async def _watch(self, waiting: asyncio.Future, clock: CellClock, cell, grace: float | None):
-        """Wait for `waiting` (nbclient's own wait for a reply, given no time limit) while watching `clock`.
+    async def _watch(self, waiting: asyncio.Future, clock: CellClock, cell, grace: float | None,
+                     replied=lambda: False, on_expiry=lambda: None):
+        """Wait for `waiting` (nbclient's own wait for a reply, given no time limit) while watching `clock`; whether
+        the clock ran out first, and the reply nbclient's timeout handler made then.
 
-        If the clock runs out first, the kernel is interrupted by nbclient's
+        When the clock runs out before the reply was read (`replied()`: the
+        wait for the kernel to go idle after it is nbclient's own, with its
+        own limit), `on_expiry()` runs, the kernel is interrupted by nbclient's
         timeout handler and `waiting` is given `grace` more seconds to end
-        (None: it is cancelled at once); the reply that handler made is
-        returned (None if the clock never ran out). Raises
-        :class:`KernelStuck` if `waiting` did not end within the grace.
+        (None: it is cancelled at once). Raises :class:`KernelStuck` if it did
+        not end within the grace.
         """
         try:
             while not waiting.done():
-                if clock.expired():
+                if clock.expired() and not replied():
+                    on_expiry()
                     self._stopped_by = clock
                     stopped = await self._async_handle_timeout(clock.limit or self.timeout, cell)
                     if grace is not None:
                         await asyncio.wait({waiting}, timeout=grace)
                         if not waiting.done():
                             raise KernelStuck()
-                    return stopped
-                await asyncio.wait({waiting}, timeout=clock.next_check())
-            return None
+                    return True, stopped
+                await asyncio.wait({waiting}, timeout=None if replied() else clock.next_check())
+            return False, None
         finally:
             if not waiting.done():  # (stopped, stuck, or this wait cancelled: a dead kernel)
                 waiting.cancel()
 
     async def _async_poll_for_reply(self, msg_id, cell, timeout, task_poll_output_msg, task_poll_kernel_alive):
         # nbclient's own wait for the cell's reply, watched by its CellClock. Interrupted at its limit, the kernel
-        # must answer and go idle within iopub_timeout, else it is stuck (stopped with its kernel).
+        # must answer and go idle within iopub_timeout, else it is stuck (stopped with its kernel). nbclient marks
+        # the reply read in the cell's metadata (record_timing): a cell that answered in time is never stopped.
         waiting = asyncio.ensure_future(super()._async_poll_for_reply(
             msg_id, cell, None, task_poll_output_msg, task_poll_kernel_alive))
-        try:
-            stopped = await self._watch(waiting, self._clock(cell), cell, grace=self.iopub_timeout)
-        except KernelStuck:
-            task_poll_kernel_alive.cancel()
-            raise
+        expired, stopped = await self._watch(
+            waiting, self._clock(cell), cell, grace=self.iopub_timeout,
+            replied=lambda: "shell.execute_reply" in cell.get("metadata", {}).get("execution", {}),
+            # (as nbclient does before it interrupts: a kernel that dies then is stuck, not killed by the student)
+            on_expiry=task_poll_kernel_alive.cancel)
         reply = waiting.result()
-        if stopped is not None:  # the kernel's KeyboardInterrupt, told as the time limit that stopped the cell
+        if expired and stopped is not None:  # the kernel's KeyboardInterrupt, told as the limit that stopped it
             reply["content"] = stopped["content"]
         return reply
 
@@ -116,8 +121,8 @@ class TimeLimits:
         """nbclient's wait for a reply (the kernel's info, the agent's start), watched by a :class:`CellClock`:
         past the limit the kernel is interrupted and None returned."""
         waiting = asyncio.ensure_future(super().async_wait_for_reply(msg_id, cell))
-        stopped = await self._watch(waiting, self._clock(cell), cell, grace=None)
-        return None if stopped is not None else waiting.result()
+        expired, _ = await self._watch(waiting, self._clock(cell), cell, grace=None)
+        return None if expired else waiting.result()
 
     wait_for_reply = run_sync(async_wait_for_reply)
 

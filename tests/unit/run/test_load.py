@@ -238,6 +238,9 @@ def test_the_cpu_of_a_cgroups_processes_is_counted(tmp_path):
         child.kill()
         child.wait()
     assert cgroup_cpu_seconds(str(tmp_path / "gone")) is None, "a cgroup that cannot be read must give None"
+    # cgroup v2 counts it itself, exited processes included: its count is taken, not the members' sum.
+    (tmp_path / "cpu.stat").write_text("usage_usec 2500000\nuser_usec 2000000\nsystem_usec 500000\n")
+    assert cgroup_cpu_seconds(str(tmp_path)) == pytest.approx(2.5)
 
 
 def test_the_clock_counts_the_kernels_cgroup_where_it_has_one(monkeypatch):
@@ -263,6 +266,40 @@ def test_the_clock_counts_the_kernels_cgroup_where_it_has_one(monkeypatch):
     clock = executor._clock(nbformat.v4.new_code_cell("x = 1"))
     used["cpu"] += 3
     assert clock.cpu_used() == pytest.approx(3)
+
+
+def test_a_cell_whose_reply_was_read_is_not_stopped_when_its_clock_runs_out():
+    # The clock runs out while nbclient, the reply read, waits for the kernel to go idle: the cell answered in time
+    # and keeps its reply (review of the watchdog: a passing test was scored as timed out). Unread, it is stopped.
+    import asyncio
+
+    from autograde.run import execute
+    from autograde.run.clock import CellClock
+
+    def watched(replied: bool):
+        executor = execute.GuardedExecute(timeout=10)
+        stopped = []
+
+        async def handle_timeout(timeout, cell=None):
+            stopped.append(cell)
+            return {"content": {"status": "error", "ename": "CellTimeoutError"}}
+
+        executor._async_handle_timeout = handle_timeout
+        now = {"t": 0.0}
+        clock = CellClock(1.0, None, lambda: 0.0, now=lambda: now["t"])
+        now["t"] = 5.0  # out of time
+
+        async def main():
+            waiting = asyncio.ensure_future(asyncio.sleep(0.05, result="the kernel's reply"))
+            outcome = await executor._watch(waiting, clock, None, grace=2.0, replied=lambda: replied)
+            return outcome, waiting.result()
+
+        return asyncio.run(main()), stopped
+
+    ((expired, _), reply), stopped = watched(replied=True)
+    assert not expired and not stopped and reply == "the kernel's reply", "a cell that answered in time was stopped"
+    ((expired, made), reply), stopped = watched(replied=False)
+    assert expired and stopped == [None] and made["content"]["ename"] == "CellTimeoutError", "an unanswered cell ran on"
 
 
 def test_the_run_queue_of_a_process_can_be_read():
