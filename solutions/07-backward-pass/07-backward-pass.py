@@ -1276,7 +1276,7 @@ def _check_flash_operations():
 
 def _check_flash_memory():
     Q, K, V, dO = _random_qkv(80, 1, 1, 2048, 2048, 64, 64, scale=1.0)
-    for causal in (False, True):
+    for causal in (False, True):  # the bound holds either way
 
         def forward_and_backward():
             return gradients_of(flash_attention, (Q, K, V), wrt=(0, 1, 2), pick=None, cotangent=dO,
