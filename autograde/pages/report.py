@@ -1,13 +1,13 @@
 """The instructor's report: score distribution per assignment, pass rate per test cell, statuses, notes, run time.
 
-Figures are drawn with Matplotlib's object-oriented API (no pyplot, no backend
-chosen, nothing done at import) and inlined as ``data:`` URIs, so the page
-needs no network and no file beside it. The layout is ``templates/report.html.j2``.
+Figures are SVG drawn from a template (``templates/report_figure.svg.j2``) and
+inlined as ``data:`` URIs, so the page needs no network and no file beside it.
+The page's layout is ``templates/report.html.j2``.
 """
 from __future__ import annotations
 
 import base64
-import io
+import math
 from collections import Counter, defaultdict
 from pathlib import Path
 
@@ -16,37 +16,81 @@ from ..results.late import Lateness
 from ..results.totals import submissions
 from .render import render
 
-
-def _png(fig) -> str:
-    buffer = io.BytesIO()
-    fig.savefig(buffer, format="png", dpi=100, bbox_inches="tight")
-    return "data:image/png;base64," + base64.b64encode(buffer.getvalue()).decode()
-
-
 # The bars' colour (tableau-colorblind10's blue), 5.6:1 against the white figure: WCAG 2.1's 1.4.11 asks 3:1 of
-# what carries meaning in a graphic. The style's other colours are never drawn (its orange is 2.5:1).
+# what carries meaning in a graphic.
 BAR_COLOUR = "#006BA4"
+TEXT_COLOUR = "#000000"
+WIDTH = 1200  # pixels, as the Matplotlib figure it replaces (12 inches at 100 dpi)
+ROW = 28  # pixels per test cell in the pass-rate panel
+CHAR = 7.5  # pixels a character of the labels takes, about (13 px sans-serif)
 
 
-def _draw(handed_in: list[float], max_score: float, order: list[str], rates: list[float]):
-    """The score histogram and the pass rate per test cell, side by side: a Matplotlib Figure."""
-    from matplotlib.figure import Figure
+def _nice_step(span: float, ticks: int) -> float:
+    """A step of 1, 2, 2.5 or 5 times a power of ten that cuts `span` into about `ticks` parts."""
+    raw = span / max(ticks, 1)
+    power = 10.0 ** math.floor(math.log10(raw))
+    return next(m * power for m in (1, 2, 2.5, 5, 10) if m * power >= raw)
 
-    fig = Figure(figsize=(12, max(3.0, 0.28 * len(order))), layout="constrained", facecolor="white")
-    ax0, ax1 = fig.subplots(1, 2, gridspec_kw={"width_ratios": [1, 1.4]})
-    ax0.hist(handed_in, bins=min(20, int(max_score) + 1), range=(0, max_score), color=BAR_COLOUR)
-    ax0.set(xlabel=f"score (of {max_score:g})", ylabel="notebooks handed in", title="score distribution")
-    ax0.yaxis.get_major_locator().set_params(integer=True)
-    ax1.barh(range(len(order)), rates, color=BAR_COLOUR)
-    ax1.set(yticks=range(len(order)), yticklabels=order, xlim=(0, 1),
-            xlabel="share of notebooks handed in that pass", title="pass rate per test cell")
-    ax1.invert_yaxis()
-    return fig
+
+def histogram(values: list[float], bins: int, top: float) -> list[int]:
+    """How many of `values` fall in each of `bins` equal bins over [0, `top`] (the last one closed, as
+    Matplotlib's ``hist`` counts; values outside are left out)."""
+    counts = [0] * bins
+    for v in values:
+        if 0 <= v <= top:
+            counts[min(int(v / top * bins), bins - 1) if top > 0 else 0] += 1
+    return counts
+
+
+def figure_layout(handed_in: list[float], max_score: float, order: list[str], rates: list[float]) -> dict:
+    """Where everything of the report's figure goes (the context of ``templates/report_figure.svg.j2``): the score
+    histogram of `handed_in` (scores out of `max_score`) and, for each test cell in `order`, its pass rate in
+    `rates` (a share in [0, 1])."""
+    height = max(300, ROW * len(order)) + 95
+    top, frame_height = 35, max(300, ROW * len(order))
+    labels_width = min(max((len(g) for g in order), default=0) * CHAR + 15, 380)
+
+    bins = min(20, int(max_score) + 1)
+    counts = histogram(handed_in, bins, max_score)
+    y_top = max(max(counts, default=0), 1)
+    y_step = max(1, math.ceil(_nice_step(y_top, 6)))
+    y_max = y_top * 1.05
+    left = {"x": 75.0, "y": top, "width": 375.0, "height": frame_height}
+    bin_width = left["width"] / bins
+    x_step = _nice_step(max_score, 6) if max_score > 0 else 1.0
+
+    def y_of(count: float) -> float:
+        return round(top + frame_height * (1 - count / y_max), 1)
+
+    histogram_panel = {
+        "title": "score distribution", "x_label": f"score (of {max_score:g})", "y_label": "notebooks handed in",
+        "frame": left, "labels": [],
+        "bars": [{"x": round(left["x"] + i * bin_width, 1), "y": y_of(c), "width": round(bin_width, 1),
+                  "height": round(top + frame_height - y_of(c), 1)} for i, c in enumerate(counts) if c],
+        "x_ticks": [{"at": round(left["x"] + left["width"] * k * x_step / max_score, 1) if max_score > 0 else left["x"],
+                     "label": f"{k * x_step:g}"} for k in range(int(max_score / x_step + 1e-9) + 1)],
+        "y_ticks": [{"at": y_of(k * y_step), "label": str(k * y_step)} for k in range(int(y_top // y_step) + 1)],
+    }
+    x0 = round(left["x"] + left["width"] + 40 + labels_width, 1)
+    right = {"x": x0, "y": top, "width": round(WIDTH - 25 - x0, 1), "height": frame_height}
+    row = frame_height / max(len(order), 1)
+    rate_panel = {
+        "title": "pass rate per test cell", "x_label": "share of notebooks handed in that pass", "y_label": "",
+        "frame": right, "y_ticks": [],
+        "bars": [{"x": x0, "y": round(top + (i + 0.1) * row, 1), "width": round(right["width"] * r, 1),
+                  "height": round(0.8 * row, 1)} for i, r in enumerate(rates) if r > 0],
+        "labels": [{"at": round(top + (i + 0.5) * row, 1), "label": g} for i, g in enumerate(order)],
+        "x_ticks": [{"at": round(x0 + right["width"] * k / 5, 1), "label": f"{k / 5:.1f}"} for k in range(6)],
+    }
+    return {"width": WIDTH, "height": height, "colour": BAR_COLOUR, "text_colour": TEXT_COLOUR,
+            "panels": [histogram_panel, rate_panel]}
 
 
 def _figure(handed_in: list[float], max_score: float, order: list[str], rates: list[float]) -> str:
-    """:func:`_draw`'s figure as a PNG data: URI."""
-    return _png(_draw(handed_in, max_score, order, rates))
+    """The score histogram and the pass rate per test cell, side by side: an SVG as a ``data:`` URI (drawn from a
+    template: no plotting library to import, about a second less per grading run than Matplotlib's PNG)."""
+    svg = render("report_figure.svg.j2", **figure_layout(handed_in, max_score, order, rates))
+    return "data:image/svg+xml;base64," + base64.b64encode(svg.encode()).decode()
 
 
 def late_context(lateness: dict[tuple[str, str], Lateness] | None) -> dict:

@@ -213,7 +213,7 @@ def test_instructor_report_has_figures_and_pass_rates(graded):
     page = (graded["out"] / "report.html").read_text()
     for assignment in assignment_ids():
         assert f"<h2>{assignment}</h2>" in page
-    assert page.count("data:image/png;base64,") == len(assignment_ids())
+    assert page.count("data:image/svg+xml;base64,") == len(assignment_ids())
     # The status table counts the test cells of each status as scores.csv does; the batch has timeouts (the
     # infinite loop) and crashes, which the report must show. ("timeout" alone is on every page: CSS.) (No
     # tampering: chapter 1's tests run in the checker, where patching the kernel changes nothing.)

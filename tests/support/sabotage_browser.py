@@ -75,7 +75,7 @@ def sabotage_book(html: Path) -> None:
 
 def sabotage_grading(out: Path) -> None:
     report = out / "report.html"
-    report.write_text(re.sub(r"src='data:image/png;base64,[^']*'", "src='data:image/png;base64,AAAA'",
+    report.write_text(re.sub(r'src="data:image/svg\+xml;base64,[^"]*"', 'src="data:image/svg+xml;base64,AAAA"',
                              report.read_text()))
     for page in (out / "feedback").glob("*.html"):
         edit(page, lambda t: t.replace(

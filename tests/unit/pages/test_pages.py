@@ -1,8 +1,10 @@
 """Unit tests of the feedback page and the report (no kernel): from rows to HTML, escaped, and readable offline."""
+import base64
 import re
 import shutil
 from html.parser import HTMLParser
 from pathlib import Path
+from xml.etree import ElementTree
 
 import pytest
 from markupsafe import escape
@@ -118,7 +120,7 @@ def test_the_report_counts_statuses_and_needs_no_network(tmp_path):
     page = write_report(rows(), tmp_path / "report.html", 12.0, 3, notes).read_text()
     parsed = parse(page)
     assert "script" not in parsed.tags
-    assert parsed.links and all(link.startswith("data:image/png;base64,") for link in parsed.links)
+    assert parsed.links and all(link.startswith("data:image/svg+xml;base64,") for link in parsed.links)
     assert len(parsed.links) == 2  # one figure per assignment
     assert not re.search(r"https?://", page)
     statuses = dict(re.findall(r'<td class="(\w+)">\1</td><td>[^<]*</td><td>(\d+)</td>', page))
@@ -132,20 +134,66 @@ def test_the_report_counts_statuses_and_needs_no_network(tmp_path):
     assert HOSTILE in text  # the notes table
 
 
+def report_svg(*args) -> ElementTree.Element:
+    """The report's figure for `args` (as :func:`autograde.pages.report._figure` takes them), parsed."""
+    from autograde.pages.report import _figure
+
+    uri = _figure(*args)
+    assert uri.startswith("data:image/svg+xml;base64,")
+    return ElementTree.fromstring(base64.b64decode(uri.split(",", 1)[1]))
+
+
+SVG = "{http://www.w3.org/2000/svg}"
+
+
 def test_every_bar_of_the_report_stands_out_from_its_background():
     # WCAG 2.1's 1.4.11: 3:1 for what carries meaning in a graphic; the report's style once offered a 2.5:1 orange.
-    from matplotlib.patches import Rectangle
-
-    from autograde.pages.report import _draw
     from tests.support.colours import NON_TEXT_CONTRAST, contrast
 
-    fig = _draw([1.0, 2.0, 2.0, 3.5], 4.0, ["test_a", "test_b"], [0.25, 0.75])
-    bars = [p for ax in fig.axes for p in ax.patches if isinstance(p, Rectangle) and p.get_height() > 0]
+    svg = report_svg([1.0, 2.0, 2.0, 3.5], 4.0, ["test_a", "test_b"], [0.25, 0.75])
+    rects = [r for r in svg.iter(f"{SVG}rect") if r.get("fill") not in (None, "none")]
+    background, bars = rects[0].get("fill"), rects[1:]
+    assert float(rects[0].get("width")) == float(svg.get("width")), "the first rectangle must be the background"
     assert len(bars) >= 3
-    background = fig.get_facecolor()
-    faint = {round(contrast(p.get_facecolor(), background), 2) for p in bars
-             if contrast(p.get_facecolor(), background) < NON_TEXT_CONTRAST}
+    faint = {round(contrast(b.get("fill"), background), 2) for b in bars
+             if contrast(b.get("fill"), background) < NON_TEXT_CONTRAST}
     assert not faint, f"bars drawn at {faint}:1 against the figure's background, under {NON_TEXT_CONTRAST}:1"
+
+
+def test_the_reports_bars_show_the_histogram_and_the_pass_rates():
+    # Scores in 5 bins over [0, 4], the last one closed as Matplotlib's hist counts: numpy's histogram is the oracle.
+    import numpy as np
+
+    scores, top, rates = [0.0, 1.0, 2.0, 2.0, 3.5, 4.0, 4.0], 4.0, [0.25, 1.0, 0.0]
+    svg = report_svg(scores, top, ["test_a", "test_b", "test_c"], rates)
+    histogram_panel, rate_panel = svg.findall(f"{SVG}g")
+    frame = next(r for r in histogram_panel.iter(f"{SVG}rect") if r.get("fill") == "none")
+    bottom = float(frame.get("y")) + float(frame.get("height"))
+    bars = sorted((float(b.get("x")), float(b.get("height"))) for b in histogram_panel.iter(f"{SVG}rect")
+                  if b.get("fill") not in (None, "none"))
+    expected, _ = np.histogram(scores, bins=5, range=(0, top))
+    heights = dict(bars)
+    unit = max(heights.values()) / expected.max()
+    width = float(frame.get("width")) / 5
+    drawn = [round(heights.get(round(float(frame.get("x")) + i * width, 1), 0.0) / unit) for i in range(5)]
+    assert drawn == expected.tolist(), f"bars of heights {drawn} for the histogram {expected.tolist()}"
+    assert all(float(b.get("y")) + float(b.get("height")) == pytest.approx(bottom, abs=0.2)
+               for b in histogram_panel.iter(f"{SVG}rect") if b.get("fill") not in (None, "none"))
+    frame = next(r for r in rate_panel.iter(f"{SVG}rect") if r.get("fill") == "none")
+    widths = {round(float(b.get("y"))): float(b.get("width")) / float(frame.get("width"))
+              for b in rate_panel.iter(f"{SVG}rect") if b.get("fill") not in (None, "none")}
+    assert sorted(round(w, 3) for w in widths.values()) == [0.25, 1.0], "a bar per passing share, none for 0"
+    # Top to bottom in the order given, each label beside its own bar.
+    labels = {t.text: float(t.get("y")) for t in rate_panel.iter(f"{SVG}text") if t.text and t.text.startswith("test_")}
+    assert labels["test_a"] < labels["test_b"] < labels["test_c"]
+    bar_of = {round(w, 3): y for y, w in widths.items()}
+    assert abs(bar_of[0.25] - labels["test_a"]) < abs(bar_of[0.25] - labels["test_b"])
+    assert abs(bar_of[1.0] - labels["test_b"]) < abs(bar_of[1.0] - labels["test_a"])
+
+
+def test_a_test_cells_name_in_the_figure_is_escaped():
+    svg = report_svg([1.0], 2.0, ["test_<b>&"], [0.5])
+    assert "test_<b>&" in [t.text for t in svg.iter(f"{SVG}text")]
 
 
 def test_a_notebook_that_could_not_be_graded_is_explained_once(tmp_path, monkeypatch):
