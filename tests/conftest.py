@@ -155,7 +155,8 @@ def grade_chapter(tmp_path_factory):
                 raise KeyError(f"no chapter {assignment!r}: {assignment_ids()}")
             picked = [path for a, _, path in SAMPLED_MUTANTS if a == assignment]  # (the others: in-process)
             done[assignment] = testrun.once_per_run(f"chapter-{assignment}", lambda: batches.grade_cached(
-                f"chapter-{assignment}", lambda folder: batches.write_chapter(folder, assignment, picked), scratch))
+                f"chapter-{assignment}", lambda folder: batches.write_chapter(folder, assignment, picked), scratch,
+                jobs=batches.CHAPTER_JOBS, options=batches.CHAPTER_OPTIONS))
         return done[assignment]
 
     return graded
@@ -173,7 +174,8 @@ def in_process_verdicts():
 def graded(tmp_path_factory):
     """Chapter 1's broken, damaged and hostile submissions (:func:`tests.support.batches.write_odd`), graded once."""
     return testrun.once_per_run("odd", lambda: batches.grade_cached("odd", batches.write_odd,
-                                                                     tmp_path_factory.mktemp("odd")))
+                                                                     tmp_path_factory.mktemp("odd"),
+                                                                     timeout=batches.ODD_TIMEOUT))
 
 
 @pytest.fixture(scope="session")

@@ -14,7 +14,7 @@ from tests.support.attacks import (
     attack_submissions,
     honest_submissions,
 )
-from tests.support.batches import grade_cached
+from tests.support.batches import CHAPTER_JOBS, CHAPTER_OPTIONS, grade_cached
 from tests.support.synthetic import write_submission
 
 
@@ -27,7 +27,8 @@ def outside(tmp_path_factory):
 
     # 60 s per cell: the searching answers walk every object of a kernel with torch loaded, in every test cell,
     # which took more than 10 s on a loaded CI machine.
-    batch = grade_cached("verdict-outside", write, tmp_path_factory.mktemp("outside"), timeout=60)
+    batch = grade_cached("verdict-outside", write, tmp_path_factory.mktemp("outside"), timeout=60,
+                         jobs=CHAPTER_JOBS, options=CHAPTER_OPTIONS)  # (one worker, one thread per kernel: less CPU)
     wanted = {student: assignment for student, (assignment, _) in (attack_submissions() | honest_submissions()).items()}
     found = {}
     for (student, assignment), row in batch.grades.items():

@@ -22,6 +22,7 @@ import contextlib
 import csv
 import fcntl
 import os
+import shutil
 import socket
 import subprocess
 import sys
@@ -50,7 +51,14 @@ from tests.support.synthetic import (
 
 CACHE = REPO / ".grading-cache"  # persistent between test runs; `rm -rf .grading-cache` grades everything again
 CELL_TIMEOUT = 20  # seconds; the slowest reference cell (chapter 2's training) takes under 10
+# Chapter 1's cells take well under a second each. Its odd batch holds an answer that loops forever, which every
+# cell calling it spends in full: at 20 s that was 70 s of CPU, at this limit 20.
+ODD_TIMEOUT = 6
 JOBS = 2  # worker processes, forced: test_parallel_grading_equals_sequential needs a parallel batch
+# A chapter's batch is graded one notebook at a time, each kernel on one thread: a second worker process imports the
+# grader, makes its course and starts a checker again, about 8 s of CPU in chapter 5's batch (90 s with two workers,
+# 82 s so), and the suite's other processes keep the cores busy anyway.
+CHAPTER_JOBS, CHAPTER_OPTIONS = 1, ("--SandboxKernelManager.threads=1",)
 STUB = "# YOUR CODE HERE\nraise NotImplementedError()"
 # Odd submissions whose tests read the executed notebook: graded in the fresh batch.
 READ_EXECUTED = ("prints-to-stderr", "huge-output")
@@ -143,13 +151,13 @@ def locked(folder: Path):
         yield
 
 
-def grade(submissions: Path, out: Path, *options: str, timeout: int = CELL_TIMEOUT) -> Batch:
-    """Grade `submissions` into `out` with the real command (`timeout` seconds per cell, :data:`JOBS` workers, and
+def grade(submissions: Path, out: Path, *options: str, timeout: int = CELL_TIMEOUT, jobs: int = JOBS) -> Batch:
+    """Grade `submissions` into `out` with the real command (`timeout` seconds per cell, `jobs` workers, and
     `options`), and read what it wrote."""
     before = digest(SOLUTIONS, EXERCISES, submissions)
     proc = subprocess.run(
         [sys.executable, "-m", "autograde", "grade", str(submissions), "--out", str(out), "--quiet",
-         "--timeout", str(timeout), "--jobs", str(JOBS), *options],
+         "--timeout", str(timeout), "--jobs", str(jobs), *options],
         cwd=REPO, capture_output=True, text=True, timeout=3600)
     assert proc.returncode == 0, f"autograde grade failed:\n{proc.stdout}\n{proc.stderr}"
     with open(out / "scores.csv", newline="") as f:
@@ -163,15 +171,19 @@ def grade(submissions: Path, out: Path, *options: str, timeout: int = CELL_TIMEO
     return Batch(scores, grades, notes, out, submissions, proc, digest(SOLUTIONS, EXERCISES, submissions) == before)
 
 
-def grade_cached(name: str, write, scratch: Path, timeout: int = CELL_TIMEOUT) -> Batch:
+def grade_cached(name: str, write, scratch: Path, timeout: int = CELL_TIMEOUT, jobs: int = JOBS,
+                 options: tuple[str, ...] = ()) -> Batch:
     """Write batch `name`'s submissions (by calling `write(folder)`) under `scratch` and grade them into the cached
     folder ``CACHE/name``: what an earlier run graded with the same notebook, exercise, settings and grader is
-    reused. Kernels keep their scratch folders under `scratch` too; `timeout` is the limit per cell."""
+    reused. Kernels keep their scratch folders under `scratch` too; `timeout` is the limit per cell, `jobs` the
+    worker processes, and `options` go on the command line."""
+    shutil.rmtree(scratch / name, ignore_errors=True)  # (what a failed attempt of this process wrote)
     submissions, kernels = scratch / name / "submitted", scratch / name / "kernels"
     write(submissions)
     kernels.mkdir()
     with locked(CACHE / name):
-        return grade(submissions, CACHE / name / "out", "--scratch", str(kernels), timeout=timeout)
+        return grade(submissions, CACHE / name / "out", "--scratch", str(kernels), *options, timeout=timeout,
+                     jobs=jobs)
 
 
 def grade_fresh(scratch: Path) -> Batch:
