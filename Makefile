@@ -25,6 +25,9 @@ book: venv
 test: system-packages
 	@$(MAKE) --no-print-directory venv
 	$(VENV)/bin/ruff check .
+	@# The project's own modules compiled once: where PYTHONDONTWRITEBYTECODE is set, every grading process, worker
+	@# and checker the tests start would compile them again.
+	$(PY) -m compileall -q autograde tests benchmarks
 	$(PY) -m pytest -n $$(nproc) --dist loadfile
 
 system-packages:

@@ -533,14 +533,14 @@ def test_a_stuck_cell_is_noted_as_skipped_not_as_kept():
 
 
 @pytest.mark.slow
-def test_a_cell_whose_children_keep_the_cpus_busy_is_charged_their_time():
+def test_a_cell_whose_children_keep_the_cpus_busy_is_charged_their_time(tmp_path):
     # The clock leaves out the time the kernel's main thread waits for a CPU; a cell that keeps every core busy with
     # processes of its own made its main thread wait, and so ran up to ten times its limit while starving the
     # machine. The CPU that the kernel's own processes use is charged to the cell (issue 30).
 
     from autograde.run import execute
 
-    pids = Path(tempfile.mkdtemp(prefix="ag-test-hog-")) / "pids"
+    pids = tmp_path / "pids"  # (in pytest's folder, which it prunes: no ag-test-hog-* left in /tmp)
     hog = ("import os\n"
            "children = []\n"
            f"for _ in range({2 * (os.cpu_count() or 1)}):\n"
@@ -597,7 +597,7 @@ def _orphan_hog(pids: Path) -> str:
 
 
 @pytest.mark.slow
-def test_a_cell_whose_orphaned_processes_keep_the_cpus_busy_is_charged_their_time():
+def test_a_cell_whose_orphaned_processes_keep_the_cpus_busy_is_charged_their_time(tmp_path):
     # A process tree misses what left it: processes whose parent ended are adopted above the kernel. The kernel's
     # cgroup holds them all (no process can leave it), so their CPU is charged to the cell. (Counted as the tree
     # below the kernel's pid, as before, this cell ran 30 s: the clock's cap, 10 times its limit.)
@@ -606,7 +606,7 @@ def test_a_cell_whose_orphaned_processes_keep_the_cpus_busy_is_charged_their_tim
 
     if memory_cgroup_parent() is None:
         pytest.skip("this machine gives the grader no cgroup: the kernel's processes are counted as a tree")
-    pids = Path(tempfile.mkdtemp(prefix="ag-test-hog-")) / "pids"
+    pids = tmp_path / "pids"  # (in pytest's folder, which it prunes: no ag-test-hog-* left in /tmp)
     ran, took = _run_hog(_orphan_hog(pids), pids)
     assert execute.Event.TIMED_OUT in execute.events(ran.cells[0]), ran.cells[0].outputs
     assert took < 15, (f"a cell whose orphaned processes kept {os.cpu_count()} cores busy ran {took:.0f} s against a "
