@@ -133,6 +133,24 @@ def test_a_cell_past_the_time_limit_times_out_and_the_rest_still_runs(synthetic)
     assert seconds < 3 * SYNTHETIC_TIMEOUT + 60, f"the evaluation took {seconds:.0f} s"
 
 
+DRAWN = grade_cell("test_add_one_drawn", (
+    "from hypothesis import given, settings, strategies as st\n\n"
+    "@settings(max_examples=100, derandomize=True, database=None)\n@given(st.integers(0, 10_000))\n"
+    "def check(x):\n    assert add_one(x) == x + 1, f'add_one({x}) is {add_one(x)}'\n\ncheck()"))
+
+
+@pytest.mark.slow
+def test_a_failing_example_shrinks_only_where_the_message_is_compared_with_the_graders():
+    # Both fail, as in the grader; only the variant named exact shrinks its example to the smallest, x = 10.
+    wrong = "def add_one(x):\n    return x + 2 if x >= 10 else x + 1"
+    verdicts = notebook_verdicts([GIVEN, SOLUTION, DRAWN], {"shrunk": {"add_one": wrong}, "unshrunk": {"add_one": wrong}},
+                                 timeout=30, exact={"shrunk"})
+    shrunk, unshrunk = (verdicts[name]["test_add_one_drawn"] for name in ("shrunk", "unshrunk"))
+    assert not shrunk[0] and not unshrunk[0], "a wrong answer must fail however its example is reported"
+    assert "add_one(10) is 12" in shrunk[1], shrunk
+    assert "add_one(10) is 12" not in unshrunk[1] and "add_one(" in unshrunk[1], unshrunk
+
+
 @pytest.mark.slow
 def test_each_variant_runs_apart_from_the_others(synthetic):
     # double/wrong appends to `calls` in its own fork: neither the reference nor another variant sees it.
@@ -163,7 +181,7 @@ def test_verdicts_are_kept_between_runs_under_a_key_of_what_decides_them(tmp_pat
 
     runs = []
 
-    def evaluate(cells, variants, timeout, jobs, assignment, sliced=True):
+    def evaluate(cells, variants, timeout, jobs, assignment, sliced=True, exact=()):
         runs.append(sorted(variants))
         return {name: {"test_softmax": (name == "reference", "" if name == "reference" else "AssertionError: wrong")}
                 for name in variants}
@@ -179,7 +197,9 @@ def test_verdicts_are_kept_between_runs_under_a_key_of_what_decides_them(tmp_pat
     module.mutant_verdicts(first, {"reference": {}, "wrong": {"softmax": wrong["softmax"] + "# changed\n"}},
                            cache=tmp_path)
     module.mutant_verdicts(first, {"reference": {}, "wrong": wrong}, timeout=30, cache=tmp_path)
-    assert len(runs) == 3, "a changed variant or time limit reused verdicts decided for something else"
+    # Which variants shrink their failing examples changes their messages.
+    module.mutant_verdicts(first, {"reference": {}, "wrong": wrong}, cache=tmp_path, exact={"wrong"})
+    assert len(runs) == 4, "a changed variant, time limit or shrinking reused verdicts decided for something else"
 
 
 @pytest.mark.slow

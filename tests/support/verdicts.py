@@ -23,6 +23,13 @@ It keeps what decides a cell's points in the grader:
 - NumPy and PyTorch use one thread, Matplotlib the ``agg`` backend, as in the
   grader's kernels.
 
+Hypothesis does not shrink a failing example here, except for the variants
+named `exact` (those whose messages are compared with the grader's, word for
+word): whether a cell fails is decided before shrinking (the tests draw their
+examples derandomized), only the example its message shows can differ, and
+shrinking the examples of every wrong answer cost a third of some chapters'
+evaluation (chapters 6 and 7: 93 s against 73 s, two forks at a time).
+
 What it does not reproduce: the checker (the test cells run here beside the
 answers, in one process, as plain nbgrader runs them: a mutant is a plausible
 mistake, not an attack), a kernel that dies (the grader runs the notebook
@@ -50,6 +57,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Collection
 from pathlib import Path
 
 # Only the standard library at import: the child process (``python -m tests.support.verdicts run``) starts with
@@ -106,7 +114,7 @@ def _cells(nb) -> list[dict]:
 
 
 def notebook_verdicts(cells: list[dict], variants: dict[str, dict[str, str]], timeout: float = CELL_TIMEOUT,
-                      jobs: int = JOBS, assignment: str = "", sliced: bool = True
+                      jobs: int = JOBS, assignment: str = "", sliced: bool = True, exact: Collection[str] = ()
                       ) -> dict[str, dict[str, tuple[bool, str]]]:
     """Verdicts of the test cells of a notebook given as `cells` (``{"cell_type", "source", "nbgrader"}`` each).
 
@@ -115,7 +123,8 @@ def notebook_verdicts(cells: list[dict], variants: dict[str, dict[str, str]], ti
     run as given (their ``### BEGIN/END SOLUTION`` markers removed). Returns
     ``{name: {test_grade_id: (passed, message)}}``; with `assignment`, each message is written as a row of
     scores.csv writes it. With `sliced`, a variant's fork runs only the cells it can change and those they need
-    (:func:`tests.support.slicing.cells_to_run`); the others keep the reference's record.
+    (:func:`tests.support.slicing.cells_to_run`); the others keep the reference's record. Only the variants named
+    in `exact` shrink a failing Hypothesis example, as the grader does (see the module's docstring).
     """
     solution_ids = {c["nbgrader"].get("grade_id") for c in cells if c["nbgrader"].get("solution")}
     for name, cells_replaced in variants.items():
@@ -126,7 +135,8 @@ def notebook_verdicts(cells: list[dict], variants: dict[str, dict[str, str]], ti
 
     # What runs in a solution cell that no variant replaces: the reference, as a perfect student writes it.
     cells = [{**c, "source": solution_code(c["source"])} if c["nbgrader"].get("solution") else c for c in cells]
-    request = {"cells": cells, "variants": variants, "timeout": timeout, "jobs": jobs, "sliced": sliced}
+    request = {"cells": cells, "variants": variants, "timeout": timeout, "jobs": jobs, "sliced": sliced,
+               "exact": sorted(exact)}
     with tempfile.TemporaryDirectory(prefix="verdicts-") as scratch:
         scratch = Path(scratch)
         (scratch / "request.json").write_text(json.dumps(request))
@@ -173,7 +183,7 @@ def _format(outcome: dict, tests: list[str], assignment: str) -> dict[str, tuple
 
 
 def mutant_verdicts(assignment: str, variants: dict[str, dict[str, str]], timeout: float = CELL_TIMEOUT,
-                    jobs: int = JOBS, cache: Path | None = None, sliced: bool = True
+                    jobs: int = JOBS, cache: Path | None = None, sliced: bool = True, exact: Collection[str] = ()
                     ) -> dict[str, dict[str, tuple[bool, str]]]:
     """``{name: {test_grade_id: (passed, message)}}`` for each variant of `assignment`'s notebook.
 
@@ -202,9 +212,9 @@ def mutant_verdicts(assignment: str, variants: dict[str, dict[str, str]], timeou
         resolved[name] = {g: mutant_code(text, reference[g]) for g, text in cells_replaced.items()}
     cells = _cells(nb)
     if cache is None:
-        return notebook_verdicts(cells, resolved, timeout, jobs, assignment, sliced)
+        return notebook_verdicts(cells, resolved, timeout, jobs, assignment, sliced, exact)
     # Kept between test runs, as the grader keeps a grade: a rerun after a change to anything else decides nothing.
-    key = verdicts_key(cells, resolved, timeout, sliced)
+    key = verdicts_key(cells, resolved, timeout, sliced, exact)
     path = Path(cache) / f"{assignment}-{key[:16]}.json"
     path.parent.mkdir(parents=True, exist_ok=True)
     # One process decides them; another of the same test run (pytest-xdist's workers) or of another run waits.
@@ -217,21 +227,23 @@ def mutant_verdicts(assignment: str, variants: dict[str, dict[str, str]], timeou
                         for name, cells_ in saved["verdicts"].items()}
         except (OSError, ValueError, KeyError, TypeError):
             pass
-        verdicts = notebook_verdicts(cells, resolved, timeout, jobs, assignment, sliced)
+        verdicts = notebook_verdicts(cells, resolved, timeout, jobs, assignment, sliced, exact)
         partial = path.with_suffix(f".{os.getpid()}.tmp")
         partial.write_text(json.dumps({"key": key, "verdicts": verdicts}))
         os.replace(partial, path)  # (whole or not at all)
         return verdicts
 
 
-def verdicts_key(cells: list[dict], variants: dict[str, dict[str, str]], timeout: float, sliced: bool = True) -> str:
+def verdicts_key(cells: list[dict], variants: dict[str, dict[str, str]], timeout: float, sliced: bool = True,
+                 exact: Collection[str] = ()) -> str:
     """A hash of everything the verdicts of `variants` on `cells` depend on: the cells (solutions and tests), each
     variant's code, the time limit, whether forks are sliced, this evaluator's code (and the slicing's) and the
     grader's (its classification, with
     the version of every installed package: :func:`autograde.results.cache.grader_fingerprint`)."""
     from autograde.results.cache import grader_fingerprint
 
-    h = hashlib.sha256(json.dumps({"cells": cells, "variants": variants, "timeout": timeout, "sliced": sliced},
+    h = hashlib.sha256(json.dumps({"cells": cells, "variants": variants, "timeout": timeout, "sliced": sliced,
+                                   "exact": sorted(exact)},
                                   sort_keys=True).encode())
     h.update(Path(__file__).read_bytes())
     h.update((Path(__file__).parent / "slicing.py").read_bytes())
@@ -251,7 +263,11 @@ def chapter_verdicts(assignment: str, alternatives: bool = False) -> dict[str, d
     :func:`alternative_student`, ``"alternatives-<k>"``, ``"reference"``, ``"untouched"``), so they
     compare directly with a graded batch's scores.
     """
-    return mutant_verdicts(assignment, chapter_variants(assignment, alternatives), cache=CACHE)
+    from tests.support.synthetic import mutant_student
+
+    # The students whose messages test_verdicts.py compares with the grader's: their failing examples shrink.
+    exact = {"reference", "untouched"} | {mutant_student(g, p) for a, g, p in SAMPLED_MUTANTS if a == assignment}
+    return mutant_verdicts(assignment, chapter_variants(assignment, alternatives), cache=CACHE, exact=exact)
 
 
 def chapter_variants(assignment: str, alternatives: bool = False) -> dict[str, dict[str, str]]:
@@ -347,6 +363,15 @@ class _Notebook:
                 "seconds": round(time.monotonic() - start, 3)}
 
 
+def _no_shrinking() -> None:
+    """From now on in this process, a Hypothesis test that fails reports the first failing example it drew, unshrunk
+    (what the settings a test cell passes do not name comes from the loaded profile)."""
+    from hypothesis import Phase, settings
+
+    settings.register_profile("verdicts-unshrunk", phases=[Phase.explicit, Phase.reuse, Phase.generate, Phase.target])
+    settings.load_profile("verdicts-unshrunk")
+
+
 def _run(request: dict, result_path: Path) -> None:
     """Evaluate the reference and every variant of the request; write ``{name: {grade_id: record}}`` (every code
     cell's record) to `result_path`."""
@@ -355,6 +380,8 @@ def _run(request: dict, result_path: Path) -> None:
     from tests.support.slicing import cells_to_run
 
     cells, variants, jobs = request["cells"], request["variants"], max(int(request["jobs"]), 1)
+    exact = set(request.get("exact", ()))
+    uses_hypothesis = any("hypothesis" in c["source"] for c in cells)
     # The scratch folder of the request (notebook_verdicts removes it): a notebook's files land there, as in a
     # kernel's own folder, and each fork leaves its records there.
     scratch = result_path.parent
@@ -416,6 +443,8 @@ def _run(request: dict, result_path: Path) -> None:
             if pid == 0:  # the variant: its cell and every cell after it
                 code = 0
                 try:
+                    if uses_hypothesis and name not in exact:
+                        _no_shrinking()
                     plan = plans[name]
                     records = {i: notebook.run(i, source(i, variants[name])) for i in range(index, len(cells))
                                if cells[i]["cell_type"] == "code" and (plan is None or i in plan)}
