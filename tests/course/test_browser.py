@@ -249,6 +249,38 @@ def _load_images(page):
 AXE_TAGS = ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa"]
 
 
+# Code blocks hold most of a long page's elements (chapter 5: 17,000 highlighted tokens of 26,000), and axe's
+# colour-contrast rule, which judges each element with text of its own by its colour, its font's size and weight and
+# the backgrounds behind it, spent two thirds of the accessibility check on them. Tokens alike in all of these get
+# the same verdict, so in a code block the rule judges one token of each kind (the first in view of its block), and
+# the rest of the page whole; every other rule judges the whole page.
+CODE_TOKEN_SAMPLES = """() => {
+  const layers = new Map();  // element -> what paints behind its text: its and its ancestors' backgrounds
+  const painted = el => { if (!el) return ''; if (!layers.has(el)) { const s = getComputedStyle(el);
+      layers.set(el, [s.backgroundColor, s.backgroundImage, s.opacity, s.filter, s.mixBlendMode].join(' ') + '/'
+                     + painted(el.parentElement)); }
+    return layers.get(el); };
+  const ownText = el => [...el.childNodes].some(n => n.nodeType === Node.TEXT_NODE && n.textContent.trim());
+  const blocks = [...document.querySelectorAll('pre')].filter(pre => pre.firstElementChild);
+  const samples = blocks.filter(ownText);  // (text outside any token: the block is judged whole)
+  const kinds = new Map();
+  for (const pre of blocks) {
+    const box = pre.getBoundingClientRect();
+    for (const el of pre.querySelectorAll('*')) {
+      if (!ownText(el)) continue;
+      const s = getComputedStyle(el);
+      const kind = [s.color, s.fontSize, s.fontWeight, s.textShadow, s.webkitTextStrokeWidth, s.visibility,
+                    painted(el)].join('|');
+      const r = el.getBoundingClientRect();
+      const inView = r.left >= box.left && r.right <= box.right && r.top >= box.top && r.bottom <= box.bottom;
+      if (!kinds.has(kind) || (inView && !kinds.get(kind).inView)) kinds.set(kind, {el, inView});
+    }
+  }
+  window.__codeBlocks = blocks;
+  window.__codeSamples = samples.concat([...kinds.values()].map(k => k.el));
+}"""
+
+
 def _axe_violations(page) -> list[str]:
     """What axe-core finds on the open page against WCAG 2.1 A/AA: one line per rule, with its elements."""
     try:
@@ -256,12 +288,20 @@ def _axe_violations(page) -> list[str]:
     except ModuleNotFoundError:  # (the other browser tests still run: only the accessibility test fails on it)
         return ["axe-core is not installed: `make venv` installs the pinned axe-playwright-python"]
     page.evaluate(axe)
+    page.evaluate(CODE_TOKEN_SAMPLES)
     # (preload: false: axe would fetch the stylesheets with XMLHttpRequest, which a file:// page refuses, and the
     # refusals are console errors the offline test counts; only css-orientation-lock needs them.)
-    result = page.evaluate("async (tags) => await axe.run(document, {runOnly: {type: 'tag', values: tags}, "
-                           "resultTypes: ['violations'], preload: false})", AXE_TAGS)
+    run = """async ([part, options]) => {
+      // (an element included inside an excluded one is judged: axe goes by the innermost of the two)
+      const context = {page: document, sampled: {include: [document, ...window.__codeSamples],
+                                                 exclude: window.__codeBlocks}}[part];
+      return (await axe.run(context, {...options, resultTypes: ['violations'], preload: false})).violations;
+    }"""
+    violations = page.evaluate(run, ["page", {"runOnly": {"type": "tag", "values": AXE_TAGS},
+                                              "rules": {"color-contrast": {"enabled": False}}}])
+    violations += page.evaluate(run, ["sampled", {"runOnly": {"type": "rule", "values": ["color-contrast"]}}])
     return [f"{v['id']} ({v['impact']}, {len(v['nodes'])} element(s), e.g. {v['nodes'][0]['html'][:120]})"
-            for v in result["violations"]]
+            for v in violations]
 
 
 @pytest.fixture(scope="module")
@@ -351,6 +391,42 @@ def test_every_page_passes_axe_cores_wcag_2_1_a_and_aa_rules(desktop_visits):
     found = {page: visit.facts["accessibility"] for page, visit in desktop_visits.items()
              if visit.facts["accessibility"]}
     assert not found, "\n".join(f"{page}: {'; '.join(problems)}" for page, problems in found.items())
+
+
+CODE_PAGE = """<!doctype html><html lang="en"><head><title>code</title><style>
+pre {{ background: #fff; color: #222; overflow: auto; max-width: 40em; }} .k {{ color: #006; font-weight: bold; }}
+.n {{ color: #333; }} .mi {{ color: #075; }} .faint {{ color: #bbb; }}
+</style></head><body><main><h1>Code</h1><p>{prose}</p><div class="highlight"><pre>{code}</pre></div></main></body></html>"""
+
+
+@pytest.mark.parametrize("code, prose, found", [
+    # One faint token among 8,000 that pass, far down the block (and so out of the window's view); every token in a
+    # span, as Pygments writes them.
+    ("".join(f'<span class="k">def</span> <span class="n">f{i}</span><span class="p">():</span> <span class="mi">{i}</span>\n'
+             if i != 1700 else '<span class="faint">faint</span>\n' for i in range(2000)), "Text.", 1),
+    # A faint kind whose first token is scrolled out of its block sideways, and a second one in view.
+    ('<span class="n">' + "x" * 300 + '</span> <span class="faint">far</span>\n<span class="faint">near</span>\n',
+     "Text.", 1),
+    # Faint prose beside code that passes; code that passes; text of the block's own outside any token.
+    ('<span class="k">def</span> f(): pass\n', '<span style="color: #bbb">faint prose</span>', 1),
+    ('<span class="k">def</span> <span class="n">f</span><span class="p">():</span> <span class="mi">1</span>\n', "Text.", 0),
+    ('<span class="k">def</span> f(): pass\n</pre><pre style="color: #ccc"><span class="k">def</span> loose', "Text.", 1),
+], ids=["one-faint-token-in-8000", "first-faint-token-out-of-view", "faint-prose", "all-pass", "faint-loose-text"])
+def test_the_contrast_check_judges_every_kind_of_code_token(browser, tmp_path, code, prose, found):
+    # Code blocks are judged one token of each kind (_axe_violations): a faint kind is found wherever its tokens are.
+    page_path = tmp_path / "page.html"
+    page_path.write_text(CODE_PAGE.format(prose=prose, code=code))
+    tab = Tab(browser, DESKTOP)
+    try:
+        tab.open(page_path.as_uri())
+        problems = _axe_violations(tab.page)
+    finally:
+        tab.close()
+    contrast = [p for p in problems if p.startswith("color-contrast ")]
+    assert len(contrast) == found, f"expected {found} colour-contrast violation(s), axe found: {problems}"
+    if found:
+        assert "1 element(s)" in contrast[0] and ("faint" in contrast[0] or "loose" in contrast[0] or "far" in contrast[0]
+                                                   or "near" in contrast[0]), contrast
 
 
 def test_no_page_scrolls_sideways_at_phone_width(phone_visits):
